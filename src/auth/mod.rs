@@ -1,0 +1,69 @@
+//! API keys: created by the CLI, stored only as SHA-256 hashes, presented as bearer
+//! tokens. A key belongs to one tenant and carries scopes.
+
+mod keys;
+
+pub use keys::{ApiKey, CreatedKey, Principal, authenticate, create_key, list_keys, revoke_key};
+
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Read,
+    Ingest,
+    Admin,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Ingest => "ingest",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "read" => Ok(Self::Read),
+            "ingest" => Ok(Self::Ingest),
+            "admin" => Ok(Self::Admin),
+            other => Err(format!("unknown scope `{other}` (expected read, ingest or admin)")),
+        }
+    }
+}
+
+/// Parses `read,ingest` into scopes, rejecting unknown names and an empty list.
+pub fn parse_scopes(text: &str) -> Result<Vec<Scope>, String> {
+    let mut scopes: Vec<Scope> = text.split(',').filter(|s| !s.trim().is_empty()).map(str::parse).collect::<Result<_, _>>()?;
+    scopes.sort_by_key(|s| s.as_str());
+    scopes.dedup();
+    if scopes.is_empty() {
+        return Err("at least one scope is required (read, ingest, admin)".into());
+    }
+    Ok(scopes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_parse_and_reject_unknown_names() {
+        assert_eq!(parse_scopes("read, ingest,read").unwrap(), vec![Scope::Ingest, Scope::Read]);
+        assert!(parse_scopes("read,write").unwrap_err().contains("write"));
+        assert!(parse_scopes("").is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! The command line (a contract: DESIGN §1). Each subcommand loads the settings,
+//! opens the database (attaching to or starting the embedded one) and calls the same
+//! functions the HTTP API uses.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use uuid::Uuid;
+
+use crate::auth::{self, Scope};
+use crate::configuration::Settings;
+use crate::db::Database;
+use crate::domain::{NewEvent, TenantId, ValidationError};
+use crate::startup::Application;
+use crate::{ingest, telemetry};
+
+#[derive(Debug, Parser)]
+#[command(name = "engram", version, about = "Long-term memory for AI agents")]
+pub struct Cli {
+    /// Home directory: the embedded database and local state.
+    #[arg(long, global = true, env = "ENGRAM_HOME", default_value = ".engram")]
+    pub home: PathBuf,
+    /// An engram.toml; without it ./engram.toml is read if present.
+    #[arg(long, global = true, env = "ENGRAM_CONFIG")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the HTTP API.
+    Serve {
+        /// Listen address; overrides server.bind.
+        #[arg(long)]
+        bind: Option<String>,
+    },
+    /// Apply database migrations.
+    Migrate,
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Import events from a JSON Lines file (one event object per line).
+    Ingest {
+        file: PathBuf,
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create a key; its secret is printed once, alone on the last line.
+    Create {
+        #[arg(long)]
+        tenant: String,
+        /// Comma-separated: read, ingest, admin.
+        #[arg(long, default_value = "read,ingest")]
+        scope: String,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List keys (never their secrets).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key by id.
+    Revoke { id: Uuid },
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut settings = Settings::load(cli.config.as_deref(), std::env::vars())?;
+    telemetry::init(&settings.log);
+    if let Command::Serve { bind: Some(bind) } = &cli.command {
+        bind.parse::<std::net::SocketAddr>().with_context(|| format!("--bind {bind}: expected an address like 127.0.0.1:8080"))?;
+        settings.server.bind = bind.clone();
+    }
+    // Arguments are checked before the database is touched.
+    let keys_create = match &cli.command {
+        Command::Keys(KeysCommand::Create { tenant, scope, .. }) => Some((
+            TenantId::parse(tenant.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?,
+            auth::parse_scopes(scope).map_err(|e| anyhow::anyhow!("--scope: {e}"))?,
+        )),
+        _ => None,
+    };
+    let db = Database::open(&settings.database, &cli.home).await?;
+    let outcome = match cli.command {
+        Command::Serve { .. } => serve(settings, db.clone()).await,
+        Command::Migrate => db.migrate().await.map(|()| println!("migrations applied")),
+        Command::Keys(KeysCommand::Create { name, .. }) => {
+            let (tenant, scopes) = keys_create.expect("parsed above");
+            create_key(&db, &tenant, &scopes, name.as_deref()).await
+        }
+        Command::Keys(KeysCommand::List { json }) => list_keys(&db, json).await,
+        Command::Keys(KeysCommand::Revoke { id }) => match auth::revoke_key(&db.pool, id).await? {
+            true => Ok(println!("revoked {id}")),
+            false => Err(anyhow::anyhow!("no active key with id {id}")),
+        },
+        Command::Ingest { file, tenant } => ingest_file(&db, &settings, &file, &tenant).await,
+    };
+    db.close().await;
+    outcome
+}
+
+async fn serve(settings: Settings, db: Database) -> anyhow::Result<()> {
+    if settings.database.migrate_on_start {
+        db.migrate().await?;
+    }
+    let bind = settings.server.bind.clone();
+    let app = Application::build(settings, db)?;
+    let host = bind.rsplit_once(':').map_or(bind.as_str(), |(host, _)| host);
+    tracing::info!("engram listening on http://{host}:{}", app.port());
+    app.run_until_stopped().await?;
+    tracing::info!("engram stopped");
+    Ok(())
+}
+
+async fn create_key(db: &Database, tenant: &TenantId, scopes: &[Scope], name: Option<&str>) -> anyhow::Result<()> {
+    db.migrate().await?;
+    let key = auth::create_key(&db.pool, tenant, scopes, name).await?;
+    let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    println!("key {} for tenant {tenant} with scopes {}", key.id, scopes.join(","));
+    println!("{}", key.secret);
+    Ok(())
+}
+
+async fn list_keys(db: &Database, json: bool) -> anyhow::Result<()> {
+    let keys = auth::list_keys(&db.pool).await?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &keys)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "{:<36}  {:<16}  {:<18}  {:<16}  {:<10}  name", "id", "tenant", "scopes", "prefix", "status")?;
+    for key in keys {
+        let status = if key.revoked_at.is_some() { "revoked" } else { "active" };
+        writeln!(
+            out,
+            "{:<36}  {:<16}  {:<18}  {:<16}  {:<10}  {}",
+            key.id,
+            key.tenant_id,
+            key.scopes.join(","),
+            key.prefix,
+            status,
+            key.name.unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+/// Validates the whole file first, then stores it in batches; client ids make a
+/// re-run after an interruption safe.
+async fn ingest_file(db: &Database, settings: &Settings, file: &PathBuf, tenant: &str) -> anyhow::Result<()> {
+    let tenant = TenantId::parse(tenant).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?;
+    let reader = std::io::BufReader::new(std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?);
+    let now = chrono::Utc::now();
+    let mut events: Vec<NewEvent> = Vec::new();
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {}", file.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed = serde_json::from_str(&line)
+            .map_err(|err| ValidationError::new("event", format!("is not valid JSON ({err})")))
+            .and_then(|value| ingest::parse_event(value, &settings.ingest, now));
+        match parsed {
+            Ok(event) => events.push(event),
+            Err(err) => bail!("{}:{}: {err}; nothing was imported", file.display(), n + 1),
+        }
+    }
+    db.migrate().await?;
+    sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING")
+        .bind(tenant.as_str())
+        .execute(&db.pool)
+        .await?;
+    let (mut accepted, mut duplicates) = (0, 0);
+    for chunk in events.chunks(settings.ingest.max_batch_events) {
+        let done = ingest::ingest(db, &tenant, chunk.to_vec(), &settings.ingest).await?;
+        accepted += done.accepted;
+        duplicates += done.duplicates;
+    }
+    println!("{accepted} events imported, {duplicates} already present");
+    Ok(())
+}

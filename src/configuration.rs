@@ -1,0 +1,273 @@
+//! The one place settings are read: compiled-in defaults, then an optional
+//! `engram.toml`, then `ENGRAM_SECTION__KEY` environment variables.
+//!
+//! Unknown keys and mistyped values are startup errors that name the key.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub database: DatabaseSettings,
+    pub ingest: IngestSettings,
+    pub log: LogSettings,
+    pub embeddings: EmbeddingSettings,
+    pub llm: LlmSettings,
+    pub jobs: JobSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Address `engram serve` listens on; `--bind` overrides it.
+    pub bind: String,
+    /// Largest request body accepted, in bytes; bigger bodies get 413.
+    pub max_body_bytes: usize,
+    pub workers: Option<usize>,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self { bind: "127.0.0.1:8080".into(), max_body_bytes: 8 * 1024 * 1024, workers: None }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// Unset: engram runs its own PostgreSQL under the home directory.
+    pub url: Option<String>,
+    /// Unset: lookups use `url`.
+    pub read_url: Option<String>,
+    pub max_connections: u32,
+    /// Where the embedded PostgreSQL binaries are; found automatically when unset.
+    pub pg_bin_dir: Option<PathBuf>,
+    /// Apply pending migrations when `serve` starts.
+    pub migrate_on_start: bool,
+}
+
+impl Default for DatabaseSettings {
+    fn default() -> Self {
+        Self {
+            url: None,
+            read_url: None,
+            max_connections: 16,
+            pg_bin_dir: None,
+            migrate_on_start: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IngestSettings {
+    /// A session without an explicit id ends after this many idle minutes.
+    pub session_idle_minutes: u32,
+    pub max_batch_events: usize,
+    pub max_content_bytes: usize,
+    pub max_metadata_bytes: usize,
+}
+
+impl Default for IngestSettings {
+    fn default() -> Self {
+        Self {
+            session_idle_minutes: 30,
+            max_batch_events: 1000,
+            max_content_bytes: 32 * 1024,
+            max_metadata_bytes: 16 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    pub format: LogFormat,
+    /// `RUST_LOG`-style filter; the `RUST_LOG` variable wins when set.
+    pub filter: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        Self { format: LogFormat::Text, filter: "info,sqlx=warn".into() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingProvider {
+    #[default]
+    Local,
+    Openai,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingSettings {
+    pub provider: EmbeddingProvider,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub dimensions: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmProvider {
+    #[default]
+    None,
+    Openai,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    pub provider: LlmProvider,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobSettings {
+    pub dir: PathBuf,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        Self { dir: PathBuf::from("jobs") }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {0} does not exist")]
+    MissingFile(PathBuf),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Settings {
+    /// Defaults, then `file` (if given, it must exist; otherwise `./engram.toml` if present),
+    /// then the `ENGRAM_SECTION__KEY` variables in `env`.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, ConfigError> {
+        let mut builder = config::Config::builder();
+        match file {
+            Some(path) if !path.exists() => return Err(ConfigError::MissingFile(path.into())),
+            Some(path) => builder = builder.add_source(config::File::from(path)),
+            None => {
+                builder = builder.add_source(config::File::with_name("engram.toml").required(false))
+            }
+        }
+        builder = builder.add_source(
+            config::Environment::default()
+                .separator("__")
+                .source(Some(sectioned_env(env)))
+                .try_parsing(true),
+        );
+        let settings: Settings = builder
+            .build()
+            .and_then(|c| c.try_deserialize())
+            .map_err(|err| ConfigError::Invalid(err.to_string()))?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, problem: &str| Err(ConfigError::Invalid(format!("{key}: {problem}")));
+        if self.server.bind.parse::<std::net::SocketAddr>().is_err() {
+            return invalid("server.bind", "expected an address like 127.0.0.1:8080");
+        }
+        if self.database.max_connections == 0 {
+            return invalid("database.max_connections", "must be at least 1");
+        }
+        for (key, url) in [("database.url", &self.database.url), ("database.read_url", &self.database.read_url)] {
+            if let Some(url) = url {
+                if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                    return invalid(key, "expected a postgres:// URL");
+                }
+            }
+        }
+        if self.database.read_url.is_some() && self.database.url.is_none() {
+            return invalid("database.read_url", "needs database.url as well");
+        }
+        if self.ingest.session_idle_minutes == 0 {
+            return invalid("ingest.session_idle_minutes", "must be at least 1");
+        }
+        if self.ingest.max_batch_events == 0 {
+            return invalid("ingest.max_batch_events", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// `ENGRAM_DATABASE__URL=x` becomes `database__url=x`; variables without a section
+/// (`ENGRAM_HOME`, `ENGRAM_CONFIG`) belong to the command line, not to the settings.
+fn sectioned_env(env: impl IntoIterator<Item = (String, String)>) -> HashMap<String, String> {
+    env.into_iter()
+        .filter_map(|(name, value)| {
+            let rest = name.strip_prefix("ENGRAM_")?;
+            rest.contains("__").then(|| (rest.to_ascii_lowercase(), value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn environment_overrides_defaults() {
+        let s = Settings::load(
+            None,
+            env(&[("ENGRAM_DATABASE__URL", "postgres://x@h/db"), ("ENGRAM_INGEST__MAX_BATCH_EVENTS", "7")]),
+        )
+        .unwrap();
+        assert_eq!(s.database.url.as_deref(), Some("postgres://x@h/db"));
+        assert_eq!(s.ingest.max_batch_events, 7);
+        assert_eq!(s.server.bind, "127.0.0.1:8080");
+    }
+
+    #[test]
+    fn unknown_and_mistyped_keys_are_named() {
+        let err = Settings::load(None, env(&[("ENGRAM_DATABASE__URLL", "x")])).unwrap_err();
+        assert!(err.to_string().contains("urll"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_INGEST__MAX_BATCH_EVENTS", "many")])).unwrap_err();
+        assert!(err.to_string().contains("max_batch_events"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_EMBEDDINGS__PROVIDER", "magic")])).unwrap_err();
+        assert!(err.to_string().contains("provider"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_SERVER__BIND", "nowhere")])).unwrap_err();
+        assert!(err.to_string().contains("server.bind"), "{err}");
+    }
+
+    #[test]
+    fn variables_without_a_section_are_not_settings() {
+        assert!(Settings::load(None, env(&[("ENGRAM_HOME", "/tmp/x"), ("ENGRAM_CONFIG", "")])).is_ok());
+    }
+
+    #[test]
+    fn a_named_config_file_must_exist() {
+        let err = Settings::load(Some(Path::new("/nonexistent/engram.toml")), env(&[])).unwrap_err();
+        assert!(matches!(err, ConfigError::MissingFile(_)));
+    }
+}

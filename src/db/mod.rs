@@ -1,0 +1,113 @@
+//! Connections to PostgreSQL: the configured server or the embedded one, the
+//! migrations, and tenant-scoped transactions.
+//!
+//! Every query filters by tenant anyway; [`Database::tenant_tx`] adds row-level
+//! security as a second wall by running the transaction as role `engram_tenant`
+//! with `engram.tenant_id` set, so a query that forgot its filter sees one tenant only.
+
+pub mod embedded;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Transaction};
+
+use crate::configuration::DatabaseSettings;
+use crate::domain::TenantId;
+use embedded::EmbeddedPostgres;
+
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// The name of the database engram creates inside its embedded server.
+const EMBEDDED_DATABASE: &str = "engram";
+
+#[derive(Clone)]
+pub struct Database {
+    /// Writes and anything that must see its own writes.
+    pub pool: PgPool,
+    /// Lookups; the read replica when `database.read_url` is set.
+    pub read_pool: PgPool,
+    /// Kept alive while any clone exists; the last one stops a server this process started.
+    embedded: Option<Arc<EmbeddedPostgres>>,
+}
+
+impl Database {
+    /// Connects to `database.url`, or starts (or attaches to) the embedded server in `home`.
+    pub async fn open(settings: &DatabaseSettings, home: &Path) -> anyhow::Result<Self> {
+        let Some(url) = &settings.url else {
+            let server = EmbeddedPostgres::start(home, settings.pg_bin_dir.as_deref()).await?;
+            server.create_database(EMBEDDED_DATABASE).await?;
+            let options = server.connect_options(EMBEDDED_DATABASE);
+            let pool = connect_pool(settings, options).await.context("cannot connect to the embedded PostgreSQL")?;
+            return Ok(Self { read_pool: pool.clone(), pool, embedded: Some(Arc::new(server)) });
+        };
+        let options: PgConnectOptions = url.parse().context("database.url is not a valid PostgreSQL URL")?;
+        let pool = connect_pool(settings, options).await.context("cannot connect to database.url")?;
+        require_pgvector(&pool).await?;
+        let read_pool = match &settings.read_url {
+            None => pool.clone(),
+            Some(url) => {
+                let options: PgConnectOptions = url.parse().context("database.read_url is not a valid PostgreSQL URL")?;
+                connect_pool(settings, options).await.context("cannot connect to database.read_url")?
+            }
+        };
+        Ok(Self { pool, read_pool, embedded: None })
+    }
+
+    /// A database on an existing pool (tests, benchmarks).
+    pub fn from_pool(pool: PgPool) -> Self {
+        Self { read_pool: pool.clone(), pool, embedded: None }
+    }
+
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        MIGRATOR.run(&self.pool).await.context("cannot apply migrations")
+    }
+
+    /// A transaction that sees and writes only `tenant`'s rows.
+    pub async fn tenant_tx(&self, tenant: &TenantId) -> sqlx::Result<Transaction<'static, Postgres>> {
+        begin_tenant_tx(&self.pool, tenant).await
+    }
+
+    /// Closes the pools and stops the embedded server if this process started it.
+    pub async fn close(self) {
+        self.pool.close().await;
+        self.read_pool.close().await;
+        if let Some(server) = self.embedded.and_then(Arc::into_inner) {
+            server.stop().await;
+        }
+    }
+}
+
+/// See [`Database::tenant_tx`]; usable on the read pool too.
+pub async fn begin_tenant_tx(pool: &PgPool, tenant: &TenantId) -> sqlx::Result<Transaction<'static, Postgres>> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SELECT set_config('role', 'engram_tenant', true), set_config('engram.tenant_id', $1, true)")
+        .bind(tenant.as_str())
+        .execute(&mut *tx)
+        .await?;
+    Ok(tx)
+}
+
+async fn connect_pool(settings: &DatabaseSettings, options: PgConnectOptions) -> sqlx::Result<PgPool> {
+    PgPoolOptions::new()
+        .max_connections(settings.max_connections)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options.application_name("engram"))
+        .await
+}
+
+async fn require_pgvector(pool: &PgPool) -> anyhow::Result<()> {
+    let available: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')")
+            .fetch_one(pool)
+            .await
+            .context("cannot query the database's extensions")?;
+    anyhow::ensure!(
+        available,
+        "the database at database.url lacks the pgvector extension (`vector`); install pgvector 0.8 or newer on that server"
+    );
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! The one mapping from failures to HTTP responses:
+//! `{"error": {"code": "snake_case", "message": "human text"}}`.
+//! Server-side failures are logged here and reach the client as a bare 500/503.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+use crate::auth::Scope;
+use crate::domain::ValidationError;
+use crate::ingest::IngestError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Invalid(#[from] ValidationError),
+    #[error("a valid API key is required: send `Authorization: Bearer <key>`")]
+    Unauthorized,
+    #[error("this API key lacks the `{0}` scope")]
+    Forbidden(Scope),
+    #[error("the request body exceeds the limit of {0} bytes")]
+    PayloadTooLarge(usize),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("the service is temporarily unavailable")]
+    Unavailable,
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid(_) => "invalid_request",
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden(_) => "forbidden",
+            Self::PayloadTooLarge(_) => "payload_too_large",
+            Self::NotFound(_) => "not_found",
+            Self::Conflict(_) => "conflict",
+            Self::Unavailable => "unavailable",
+            Self::Internal(_) => "internal",
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::Invalid(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let Self::Internal(err) = self {
+            tracing::error!(error = format!("{err:#}"), "request failed");
+        }
+        let mut body = json!({"error": {"code": self.code(), "message": self.to_string()}});
+        if let Self::Invalid(err) = self {
+            body["error"]["field"] = json!(err.field);
+        }
+        let mut response = HttpResponse::build(self.status_code());
+        if matches!(self, Self::Unauthorized) {
+            response.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        response.json(body)
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        match err {
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) => {
+                tracing::error!(error = %err, "database unavailable");
+                Self::Unavailable
+            }
+            other => Self::Internal(other.into()),
+        }
+    }
+}
+
+impl From<IngestError> for ApiError {
+    fn from(err: IngestError) -> Self {
+        match err {
+            IngestError::Invalid(err) => Self::Invalid(err),
+            IngestError::Contended => Self::Conflict(err.to_string()),
+            IngestError::Database(err) => err.into(),
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The HTTP layer: handlers extract and check input, call transport-neutral
+//! functions, and map their errors through [`error::ApiError`]. Each resource
+//! file ends in a `configure` function that registers its routes.
+
+pub mod auth;
+pub mod error;
+mod events;
+mod health;
+pub mod state;
+
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::web;
+
+use error::ApiError;
+use state::AppState;
+
+/// Every route engram serves.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    health::configure(cfg);
+    events::configure(cfg);
+}
+
+/// Unknown paths get the same JSON error shape as everything else.
+pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
+    Err(ApiError::NotFound("no such route".into()))
+}
+
+/// Counts and times every request, labelled by route pattern (never the raw path).
+pub async fn record_metrics(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody + 'static>, actix_web::Error> {
+    let started = Instant::now();
+    let method = req.method().to_string();
+    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let response = next.call(req).await?;
+    if let Some(state) = state {
+        let status = response.status().as_u16().to_string();
+        state.metrics.http_requests.with_label_values(&[&method, &route, &status]).inc();
+        state.metrics.http_duration.with_label_values(&[&method, &route]).observe(started.elapsed().as_secs_f64());
+    }
+    Ok(response)
+}
