@@ -87,9 +87,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         _ => None,
     };
     let db = Database::open(&settings.database, &cli.home).await?;
+    if settings.database.auto_migrate || matches!(cli.command, Command::Migrate) {
+        if let Err(err) = db.migrate().await {
+            db.close().await;
+            return Err(err);
+        }
+    }
     let outcome = match cli.command {
         Command::Serve { .. } => serve(settings, db.clone()).await,
-        Command::Migrate => db.migrate().await.map(|()| println!("migrations applied")),
+        Command::Migrate => Ok(println!("migrations applied")),
         Command::Keys(KeysCommand::Create { name, .. }) => {
             let (tenant, scopes) = keys_create.expect("parsed above");
             create_key(&db, &tenant, &scopes, name.as_deref()).await
@@ -106,9 +112,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(settings: Settings, db: Database) -> anyhow::Result<()> {
-    if settings.database.migrate_on_start {
-        db.migrate().await?;
-    }
     let bind = settings.server.bind.clone();
     let app = Application::build(settings, db)?;
     let host = bind.rsplit_once(':').map_or(bind.as_str(), |(host, _)| host);
@@ -119,7 +122,6 @@ async fn serve(settings: Settings, db: Database) -> anyhow::Result<()> {
 }
 
 async fn create_key(db: &Database, tenant: &TenantId, scopes: &[Scope], name: Option<&str>) -> anyhow::Result<()> {
-    db.migrate().await?;
     let key = auth::create_key(&db.pool, tenant, scopes, name).await?;
     let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
     println!("key {} for tenant {tenant} with scopes {}", key.id, scopes.join(","));
@@ -172,7 +174,6 @@ async fn ingest_file(db: &Database, settings: &Settings, file: &PathBuf, tenant:
             Err(err) => bail!("{}:{}: {err}; nothing was imported", file.display(), n + 1),
         }
     }
-    db.migrate().await?;
     sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING")
         .bind(tenant.as_str())
         .execute(&db.pool)

@@ -46,8 +46,8 @@ pub struct DatabaseSettings {
     pub max_connections: u32,
     /// Where the embedded PostgreSQL binaries are; found automatically when unset.
     pub pg_bin_dir: Option<PathBuf>,
-    /// Apply pending migrations when `serve` starts.
-    pub migrate_on_start: bool,
+    /// Every command applies pending migrations before it starts.
+    pub auto_migrate: bool,
 }
 
 impl Default for DatabaseSettings {
@@ -57,7 +57,7 @@ impl Default for DatabaseSettings {
             read_url: None,
             max_connections: 16,
             pg_bin_dir: None,
-            migrate_on_start: true,
+            auto_migrate: true,
         }
     }
 }
@@ -170,9 +170,9 @@ impl Settings {
         let mut builder = config::Config::builder();
         match file {
             Some(path) if !path.exists() => return Err(ConfigError::MissingFile(path.into())),
-            Some(path) => builder = builder.add_source(config::File::from(path)),
+            Some(path) => builder = builder.add_source(config::File::from(path).format(config::FileFormat::Toml)),
             None => {
-                builder = builder.add_source(config::File::with_name("engram.toml").required(false))
+                builder = builder.add_source(config::File::new("engram.toml", config::FileFormat::Toml).required(false))
             }
         }
         builder = builder.add_source(

@@ -1,0 +1,117 @@
+//! `spawn_app`: a fresh database and a running engram for one test.
+
+use engram::auth::{self, Scope};
+use engram::configuration::Settings;
+use engram::db::Database;
+use engram::domain::TenantId;
+use engram::startup::Application;
+use serde_json::Value;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection};
+
+pub struct TestApp {
+    pub address: String,
+    pub db: Database,
+    /// The URL of this test's database, for running the `engram` binary against it.
+    pub database_url: String,
+    pub client: reqwest::Client,
+}
+
+fn admin_options() -> PgConnectOptions {
+    let url = std::env::var("ENGRAM_TEST_DATABASE_URL")
+        .expect("ENGRAM_TEST_DATABASE_URL is unset: run the tests with scripts/test");
+    url.parse().expect("ENGRAM_TEST_DATABASE_URL is a PostgreSQL URL")
+}
+
+/// A new, migrated database of its own, and its URL.
+pub async fn fresh_database() -> (Database, String) {
+    let name = format!("test_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = admin_options().connect().await.expect("the test PostgreSQL is reachable");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
+    admin.close().await.unwrap();
+    let pool = PgPoolOptions::new()
+        .max_connections(8)
+        .connect_with(admin_options().database(&name))
+        .await
+        .unwrap();
+    let db = Database::from_pool(pool);
+    db.migrate().await.expect("migrations apply to a fresh database");
+    let mut url = url::Url::parse(&std::env::var("ENGRAM_TEST_DATABASE_URL").unwrap()).unwrap();
+    url.set_path(&name);
+    (db, url.to_string())
+}
+
+pub fn test_settings() -> Settings {
+    let mut settings = Settings::default();
+    settings.server.bind = "127.0.0.1:0".into();
+    settings.server.workers = Some(1);
+    settings
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(test_settings()).await
+}
+
+pub async fn spawn_app_with(settings: Settings) -> TestApp {
+    let (db, database_url) = fresh_database().await;
+    let app = Application::build(settings, db.clone()).expect("the application builds");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    TestApp { address, db, database_url, client: reqwest::Client::new() }
+}
+
+impl TestApp {
+    /// A new key for `tenant` with `scopes` (comma-separated).
+    pub async fn key(&self, tenant: &str, scopes: &str) -> String {
+        let scopes: Vec<Scope> = auth::parse_scopes(scopes).unwrap();
+        auth::create_key(&self.db.pool, &TenantId::parse(tenant).unwrap(), &scopes, None).await.unwrap().secret
+    }
+
+    pub async fn post_events(&self, key: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .post(format!("{}/v1/events", self.address))
+            .bearer_auth(key)
+            .json(body)
+            .send()
+            .await
+            .expect("the request reaches the server")
+    }
+
+    pub async fn post_raw(&self, key: &str, body: impl Into<reqwest::Body>) -> reqwest::Response {
+        self.client
+            .post(format!("{}/v1/events", self.address))
+            .bearer_auth(key)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client.get(format!("{}{path}", self.address)).send().await.unwrap()
+    }
+
+    /// Events stored for every tenant, read as the service role.
+    pub async fn event_count(&self) -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM events").fetch_one(&self.db.pool).await.unwrap()
+    }
+}
+
+/// The `{"error": {...}}` object of a response, checked for shape.
+pub async fn error_of(response: reqwest::Response) -> Value {
+    let body: Value = response.json().await.expect("errors are JSON");
+    let error = body["error"].clone();
+    assert!(error["code"].is_string() && error["message"].is_string(), "error shape: {body}");
+    error
+}
+
+/// Runs the `engram` binary against this test's database.
+pub fn engram(app: &TestApp, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
+        .args(args)
+        .env("ENGRAM_DATABASE__URL", &app.database_url)
+        .env("ENGRAM_LOG__FILTER", "warn")
+        .output()
+        .expect("the engram binary runs")
+}

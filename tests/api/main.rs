@@ -1,0 +1,9 @@
+//! Integration tests: each test gets its own freshly migrated database on the real
+//! PostgreSQL that `scripts/test` starts, and its own server on a random port.
+
+mod auth;
+mod embedded;
+mod health;
+mod helpers;
+mod ingest;
+mod isolation;
