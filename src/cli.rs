@@ -73,6 +73,7 @@ pub enum KeysCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut settings = Settings::load(cli.config.as_deref(), std::env::vars())?;
+    settings.home = cli.home.clone();
     telemetry::init(&settings.log);
     if let Command::Serve { bind: Some(bind) } = &cli.command {
         bind.parse::<std::net::SocketAddr>().with_context(|| format!("--bind {bind}: expected an address like 127.0.0.1:8080"))?;

@@ -11,6 +11,9 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
+    /// The home directory (`--home`/`ENGRAM_HOME`), not a file setting.
+    #[serde(skip)]
+    pub home: PathBuf,
     pub server: ServerSettings,
     pub database: DatabaseSettings,
     pub ingest: IngestSettings,
@@ -113,14 +116,46 @@ pub enum EmbeddingProvider {
     Openai,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbeddingSettings {
     pub provider: EmbeddingProvider,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key: Option<String>,
+    /// Required for `openai`: the dimension every returned vector must have.
     pub dimensions: Option<u32>,
+    /// Send `dimensions` in requests (OpenAI's text-embedding-3 models shorten vectors).
+    pub send_dimensions: bool,
+    pub batch_size: usize,
+    pub timeout_secs: u64,
+    /// Embeddings kept in memory for repeated texts; 0 disables the cache.
+    pub cache_entries: usize,
+    /// Where the local model files are; found automatically when unset.
+    pub models_dir: Option<PathBuf>,
+    /// Threads per local inference; defaults to the number of CPUs.
+    pub threads: Option<usize>,
+    /// Local inference sessions that may run at once.
+    pub local_sessions: usize,
+}
+
+impl Default for EmbeddingSettings {
+    fn default() -> Self {
+        Self {
+            provider: EmbeddingProvider::Local,
+            base_url: None,
+            model: None,
+            api_key: None,
+            dimensions: None,
+            send_dimensions: false,
+            batch_size: 64,
+            timeout_secs: 30,
+            cache_entries: 10_000,
+            models_dir: None,
+            threads: None,
+            local_sessions: 1,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -131,13 +166,31 @@ pub enum LlmProvider {
     Openai,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmSettings {
     pub provider: LlmProvider,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key: Option<String>,
+    /// The deadline of one call, retries included.
+    pub timeout_secs: u64,
+    pub max_tokens: u32,
+    pub temperature: f32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        Self {
+            provider: LlmProvider::None,
+            base_url: None,
+            model: None,
+            api_key: None,
+            timeout_secs: 120,
+            max_tokens: 1024,
+            temperature: 0.0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -210,6 +263,22 @@ impl Settings {
         if self.ingest.session_idle_minutes == 0 {
             return invalid("ingest.session_idle_minutes", "must be at least 1");
         }
+        if self.embeddings.provider == EmbeddingProvider::Openai {
+            if self.embeddings.model.is_none() {
+                return invalid("embeddings.model", "is required with embeddings.provider = openai");
+            }
+            if self.embeddings.dimensions.unwrap_or(0) == 0 {
+                return invalid("embeddings.dimensions", "is required (and above 0) with embeddings.provider = openai");
+            }
+        }
+        if self.llm.provider == LlmProvider::Openai && self.llm.model.is_none() {
+            return invalid("llm.model", "is required with llm.provider = openai");
+        }
+        for (key, url) in [("embeddings.base_url", &self.embeddings.base_url), ("llm.base_url", &self.llm.base_url)] {
+            if url.as_deref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+                return invalid(key, "expected an http:// or https:// URL");
+            }
+        }
         if self.ingest.max_batch_events == 0 {
             return invalid("ingest.max_batch_events", "must be at least 1");
         }
@@ -258,6 +327,18 @@ mod tests {
         assert!(err.to_string().contains("provider"), "{err}");
         let err = Settings::load(None, env(&[("ENGRAM_SERVER__BIND", "nowhere")])).unwrap_err();
         assert!(err.to_string().contains("server.bind"), "{err}");
+    }
+
+    #[test]
+    fn remote_models_need_a_model_and_a_dimension() {
+        let err = Settings::load(None, env(&[("ENGRAM_EMBEDDINGS__PROVIDER", "openai")])).unwrap_err();
+        assert!(err.to_string().contains("embeddings.model"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_EMBEDDINGS__PROVIDER", "openai"), ("ENGRAM_EMBEDDINGS__MODEL", "m")])).unwrap_err();
+        assert!(err.to_string().contains("embeddings.dimensions"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_LLM__PROVIDER", "openai")])).unwrap_err();
+        assert!(err.to_string().contains("llm.model"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_LLM__BASE_URL", "localhost:8000")])).unwrap_err();
+        assert!(err.to_string().contains("llm.base_url"), "{err}");
     }
 
     #[test]

@@ -11,5 +11,6 @@ pub mod domain;
 pub mod http;
 pub mod ingest;
 pub mod metrics;
+pub mod models;
 pub mod startup;
 pub mod telemetry;

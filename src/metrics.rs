@@ -6,30 +6,46 @@ use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Regi
 /// Request latencies from 1 ms to 10 s.
 const HTTP_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
+/// Model call latencies from 1 ms to 2 min.
+const MODEL_BUCKETS: &[f64] = &[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
+
 #[derive(Clone)]
 pub struct Metrics {
     registry: Registry,
     pub http_requests: IntCounterVec,
     pub http_duration: HistogramVec,
+    pub llm_requests: IntCounterVec,
+    pub llm_tokens: IntCounterVec,
+    pub llm_duration: HistogramVec,
+    pub embeddings: IntCounterVec,
+    pub embedding_duration: HistogramVec,
+}
+
+fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    let metric = IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric");
+    registry.register(Box::new(metric.clone())).expect("registered once");
+    metric
+}
+
+fn histogram(registry: &Registry, name: &str, help: &str, labels: &[&str], buckets: &[f64]) -> HistogramVec {
+    let metric = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets.to_vec()), labels).expect("valid metric");
+    registry.register(Box::new(metric.clone())).expect("registered once");
+    metric
 }
 
 impl Metrics {
     pub fn new() -> Self {
-        let registry = Registry::new();
-        let http_requests = IntCounterVec::new(
-            Opts::new("engram_http_requests_total", "HTTP requests by method, route pattern and status"),
-            &["method", "route", "status"],
-        )
-        .expect("valid metric");
-        let http_duration = HistogramVec::new(
-            HistogramOpts::new("engram_http_request_duration_seconds", "HTTP request duration by method and route pattern")
-                .buckets(HTTP_BUCKETS.to_vec()),
-            &["method", "route"],
-        )
-        .expect("valid metric");
-        registry.register(Box::new(http_requests.clone())).expect("registered once");
-        registry.register(Box::new(http_duration.clone())).expect("registered once");
-        Self { registry, http_requests, http_duration }
+        let r = Registry::new();
+        Self {
+            http_requests: counter(&r, "engram_http_requests_total", "HTTP requests by method, route pattern and status", &["method", "route", "status"]),
+            http_duration: histogram(&r, "engram_http_request_duration_seconds", "HTTP request duration by method and route pattern", &["method", "route"], HTTP_BUCKETS),
+            llm_requests: counter(&r, "engram_llm_requests_total", "LLM calls by purpose, model and outcome", &["purpose", "model", "status"]),
+            llm_tokens: counter(&r, "engram_llm_tokens_total", "LLM tokens by purpose, model and kind (prompt|completion)", &["purpose", "model", "kind"]),
+            llm_duration: histogram(&r, "engram_llm_request_duration_seconds", "LLM call duration, retries included", &["purpose", "model"], MODEL_BUCKETS),
+            embeddings: counter(&r, "engram_embeddings_total", "Texts embedded (cache misses) by model", &["model"]),
+            embedding_duration: histogram(&r, "engram_embedding_duration_seconds", "Duration of one embedding batch by model", &["model"], MODEL_BUCKETS),
+            registry: r,
+        }
     }
 
     /// The Prometheus text exposition of every metric.

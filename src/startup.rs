@@ -2,6 +2,7 @@
 //! `engram serve` and the tests start exactly the same thing.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
@@ -12,6 +13,7 @@ use crate::configuration::Settings;
 use crate::db::Database;
 use crate::http::{self, state::AppState};
 use crate::metrics::Metrics;
+use crate::models::{Embedder, Llm};
 
 pub struct Application {
     port: u16,
@@ -19,13 +21,17 @@ pub struct Application {
 }
 
 impl Application {
-    /// Binds `settings.server.bind` (port 0 picks a free port) and builds the server.
+    /// Loads the models, binds `settings.server.bind` (port 0 picks a free port) and
+    /// builds the server.
     pub fn build(settings: Settings, db: Database) -> anyhow::Result<Self> {
         let listener = TcpListener::bind(&settings.server.bind)
             .with_context(|| format!("cannot listen on {}", settings.server.bind))?;
         let port = listener.local_addr()?.port();
         let workers = settings.server.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-        let state = web::Data::new(AppState { db, settings, metrics: Metrics::new() });
+        let metrics = Metrics::new();
+        let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
+        let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
+        let state = web::Data::new(AppState::new(db, settings, metrics, embedder, llm));
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())

@@ -12,21 +12,25 @@ async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// Ready when the database answers within two seconds.
+/// Ready when the database answers within two seconds and the configured model
+/// endpoints answer with the configured embedding dimension.
 #[get("/readyz")]
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     let ping = sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&state.db.pool);
-    match tokio::time::timeout(Duration::from_secs(2), ping).await {
-        Ok(Ok(_)) => HttpResponse::Ok().json(json!({"status": "ready", "checks": {"database": "ok"}})),
-        Ok(Err(err)) => not_ready(&format!("database error: {err}")),
-        Err(_) => not_ready("database did not answer within 2 s"),
+    let mut problems = match tokio::time::timeout(Duration::from_secs(2), ping).await {
+        Ok(Ok(_)) => Vec::new(),
+        Ok(Err(err)) => {
+            tracing::warn!(error = %err, "readiness: database error");
+            vec!["database: not reachable".to_owned()]
+        }
+        Err(_) => vec!["database: no answer within 2 s".to_owned()],
+    };
+    problems.extend(state.model_problems().await);
+    if problems.is_empty() {
+        return HttpResponse::Ok().json(json!({"status": "ready"}));
     }
-}
-
-fn not_ready(reason: &str) -> HttpResponse {
-    tracing::warn!(reason, "not ready");
-    HttpResponse::ServiceUnavailable()
-        .json(json!({"error": {"code": "not_ready", "message": "the database is not reachable"}}))
+    tracing::warn!(?problems, "not ready");
+    HttpResponse::ServiceUnavailable().json(json!({"error": {"code": "not_ready", "message": problems.join("; ")}}))
 }
 
 #[get("/metrics")]

@@ -1,11 +1,51 @@
 //! What every handler can reach.
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use crate::configuration::Settings;
 use crate::db::Database;
 use crate::metrics::Metrics;
+use crate::models::{Embedder, Llm};
+
+/// Remote model endpoints are probed at most this often by `/readyz`.
+const MODEL_CHECK_TTL: Duration = Duration::from_secs(15);
 
 pub struct AppState {
     pub db: Database,
     pub settings: Settings,
     pub metrics: Metrics,
+    pub embedder: Arc<Embedder>,
+    pub llm: Option<Arc<Llm>>,
+    model_check: tokio::sync::Mutex<Option<(Instant, Vec<String>)>>,
+}
+
+impl AppState {
+    pub fn new(db: Database, settings: Settings, metrics: Metrics, embedder: Arc<Embedder>, llm: Option<Arc<Llm>>) -> Self {
+        Self { db, settings, metrics, embedder, llm, model_check: Default::default() }
+    }
+
+    /// Problems with the configured remote model endpoints (empty when all is well);
+    /// the built-in local model was checked when it loaded.
+    pub async fn model_problems(&self) -> Vec<String> {
+        let mut cached = self.model_check.lock().await;
+        if let Some((at, problems)) = cached.as_ref() {
+            if at.elapsed() < MODEL_CHECK_TTL {
+                return problems.clone();
+            }
+        }
+        let mut problems = Vec::new();
+        if self.embedder.is_remote() {
+            if let Err(err) = self.embedder.check().await {
+                problems.push(format!("embeddings endpoint: {err}"));
+            }
+        }
+        if let Some(llm) = &self.llm {
+            if let Err(err) = llm.check().await {
+                problems.push(format!("LLM endpoint: {err}"));
+            }
+        }
+        *cached = Some((Instant::now(), problems.clone()));
+        problems
+    }
 }

@@ -9,7 +9,7 @@ async fn health_readiness_and_metrics_need_no_key() {
 
     assert_eq!(health.status(), 200);
     assert_eq!(ready.status(), 200);
-    assert_eq!(ready.json::<serde_json::Value>().await.unwrap()["checks"]["database"], "ok");
+    assert_eq!(ready.json::<serde_json::Value>().await.unwrap()["status"], "ready");
     assert_eq!(app.get("/metrics").await.status(), 200);
 }
 
@@ -38,4 +38,37 @@ async fn http_metrics_are_labelled_by_route_pattern_never_by_raw_path() {
     assert!(metrics.contains(r#"route="unmatched",status="404"} 1"#), "{metrics}");
     assert!(metrics.contains("engram_http_request_duration_seconds_bucket"));
     assert!(!metrics.contains("secret-user-42"), "no user or raw path in labels");
+}
+
+#[tokio::test]
+async fn readiness_names_an_unreachable_or_mismatched_embeddings_endpoint() {
+    use engram::configuration::EmbeddingProvider;
+    use wiremock::{Mock, MockServer, ResponseTemplate, matchers::path};
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut settings = crate::helpers::test_settings();
+    settings.embeddings.provider = EmbeddingProvider::Openai;
+    settings.embeddings.model = Some("remote-embed".into());
+    settings.embeddings.dimensions = Some(384);
+    settings.embeddings.timeout_secs = 1;
+    settings.embeddings.base_url = Some(format!("http://127.0.0.1:{closed}/v1"));
+    let unreachable = crate::helpers::spawn_app_with(settings.clone()).await;
+
+    let server = MockServer::start().await;
+    let body = serde_json::json!({"object": "list", "model": "remote-embed",
+        "data": [{"object": "embedding", "index": 0, "embedding": vec![0.5; 1024]}],
+        "usage": {"prompt_tokens": 1, "total_tokens": 1}});
+    Mock::given(path("/embeddings")).respond_with(ResponseTemplate::new(200).set_body_json(body)).mount(&server).await;
+    settings.embeddings.base_url = Some(server.uri());
+    let mismatched = crate::helpers::spawn_app_with(settings).await;
+
+    let down = unreachable.get("/readyz").await;
+    assert_eq!(down.status(), 503);
+    let message = error_of(down).await["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("embeddings endpoint") && message.contains("unreachable"), "{message}");
+
+    let wrong = mismatched.get("/readyz").await;
+    assert_eq!(wrong.status(), 503);
+    let message = error_of(wrong).await["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("1024") && message.contains("384"), "{message}");
 }

@@ -7,3 +7,5 @@ mod health;
 mod helpers;
 mod ingest;
 mod isolation;
+mod models_local;
+mod models_openai;

@@ -1,0 +1,57 @@
+//! Embeddings and LLM calls behind one interface each.
+//!
+//! [`Embedder`] turns texts into [`Embedding`]s with the built-in local model
+//! (all-MiniLM-L6-v2 on ONNX Runtime, the default) or any OpenAI-compatible endpoint.
+//! [`Llm`] asks an OpenAI-compatible chat endpoint for structured output; with
+//! `llm.provider = none` there is no LLM and jobs use their non-LLM fallbacks.
+//! Remote calls are retried by error class under a per-call deadline ([`retry`]).
+
+mod cache;
+mod embedder;
+mod embedding;
+mod llm;
+mod local;
+mod openai;
+mod prompt;
+pub mod retry;
+
+pub use embedder::Embedder;
+pub use embedding::Embedding;
+pub use llm::{Llm, TokenBudget, extract_json};
+pub use prompt::Prompt;
+
+/// Why a model call failed. The `Display` text is safe to log: it never holds
+/// prompts, completions, input texts or keys.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelError {
+    #[error("{0}")]
+    NotInstalled(String),
+    #[error("the endpoint rejected the request with HTTP {status}: {message}")]
+    Rejected { status: u16, message: String },
+    #[error("gave up after {attempts} attempt(s): {last}")]
+    Exhausted { attempts: u32, last: String },
+    #[error("the endpoint answered with something that is not the expected JSON: {0}")]
+    Malformed(String),
+    #[error("the endpoint returned {got}-dimensional embeddings; {expected} are configured")]
+    Dimension { expected: usize, got: usize },
+    #[error("the run's LLM token budget of {0} tokens is spent")]
+    BudgetExceeded(u64),
+    #[error("the local model failed: {0}")]
+    Local(String),
+    #[error("invalid model configuration: {0}")]
+    Config(String),
+}
+
+impl ModelError {
+    /// The bounded `status` label of `engram_llm_requests_total`.
+    pub fn status_label(&self) -> &'static str {
+        match self {
+            Self::Rejected { status: 429, .. } => "rate_limited",
+            Self::Rejected { .. } => "rejected",
+            Self::Exhausted { .. } => "unavailable",
+            Self::Malformed(_) | Self::Dimension { .. } => "malformed",
+            Self::BudgetExceeded(_) => "budget_exceeded",
+            Self::NotInstalled(_) | Self::Local(_) | Self::Config(_) => "error",
+        }
+    }
+}

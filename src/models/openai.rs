@@ -1,0 +1,57 @@
+//! The OpenAI-compatible client (OpenAI, vLLM, Ollama, llama.cpp server, TEI, …)
+//! built from explicit settings only: async-openai's defaults would read
+//! `OPENAI_API_KEY` and friends from the environment, so every field is set here.
+
+use std::time::Duration;
+
+use async_openai::Client;
+use async_openai::config::OpenAIConfig;
+use async_openai::error::OpenAIError;
+
+use super::ModelError;
+use super::retry::{RetryPolicy, RetryingTransport};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+pub fn client(base_url: Option<&str>, api_key: Option<&str>, deadline: Duration) -> Result<Client<OpenAIConfig>, ModelError> {
+    let config = OpenAIConfig::new()
+        .with_api_base(base_url.unwrap_or(DEFAULT_BASE_URL).trim_end_matches('/'))
+        .with_api_key(api_key.unwrap_or_default())
+        .with_org_id("")
+        .with_project_id("");
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+    Ok(Client::with_config(config)
+        .with_http_client(http.clone())
+        .with_http_service(RetryingTransport::new(http, RetryPolicy::with_deadline(deadline))))
+}
+
+/// Maps a failed call to a [`ModelError`] that is safe to log and to show operators.
+pub fn classify(err: OpenAIError) -> ModelError {
+    match err {
+        OpenAIError::ApiError(response) => {
+            let status = response.status_code.as_u16();
+            let message: String = response.api_error.message.chars().take(300).collect();
+            if status >= 500 {
+                ModelError::Exhausted { attempts: 0, last: format!("HTTP {status}") }
+            } else {
+                ModelError::Rejected { status, message }
+            }
+        }
+        OpenAIError::JSONDeserialize(err, _) => ModelError::Malformed(err.to_string()),
+        OpenAIError::Reqwest(err) => {
+            let what = if err.is_timeout() {
+                "the deadline passed"
+            } else if err.is_connect() {
+                "the endpoint is unreachable"
+            } else {
+                "the request failed"
+            };
+            ModelError::Exhausted { attempts: 0, last: what.into() }
+        }
+        OpenAIError::InvalidArgument(message) => ModelError::Config(message),
+        other => ModelError::Malformed(other.to_string().chars().take(300).collect()),
+    }
+}
