@@ -48,6 +48,15 @@ pub enum Command {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
+    /// Measure performance on this machine and print the figures.
+    Bench {
+        /// A small size that finishes in well under two minutes.
+        #[arg(long)]
+        quick: bool,
+        /// Also write the figures as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,6 +96,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         )),
         _ => None,
     };
+    if let Command::Bench { quick, json } = &cli.command {
+        return crate::bench::run(&settings, *quick, json.as_deref()).await;
+    }
     let db = Database::open(&settings.database, &cli.home).await?;
     if settings.database.auto_migrate || matches!(cli.command, Command::Migrate) {
         if let Err(err) = db.migrate().await {
@@ -107,6 +119,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             false => Err(anyhow::anyhow!("no active key with id {id}")),
         },
         Command::Ingest { file, tenant } => ingest_file(&db, &settings, &file, &tenant).await,
+        Command::Bench { .. } => unreachable!("handled before the database opens"),
     };
     db.close().await;
     outcome

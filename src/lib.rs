@@ -4,6 +4,7 @@
 //! [`startup::Application`]; everything that talks to the database takes a [`db::Database`].
 
 pub mod auth;
+pub mod bench;
 pub mod cli;
 pub mod configuration;
 pub mod db;

@@ -1,19 +1,21 @@
 //! Structured chat completions from an OpenAI-compatible endpoint.
 //!
 //! The answer's JSON schema goes out as `response_format: json_schema` where the
-//! server accepts it; a server that rejects that field is remembered and asked
-//! through the prompt instead. Either way the answer is parsed tolerantly (code
+//! server accepts it. A server that rejects that is remembered and asked for
+//! `json_object` with the schema both in the prompt and as the `schema` extension
+//! (llama.cpp and vLLM constrain decoding to it), and one that rejects that too gets
+//! the schema in the prompt alone. Either way the answer is parsed tolerantly (code
 //! fences and prose around the JSON object are ignored) into the caller's type.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{
     ChatCompletionRequestSystemMessageArgs, ChatCompletionRequestUserMessageArgs, CreateChatCompletionRequestArgs,
-    ResponseFormat, ResponseFormatJsonSchema,
+    CreateChatCompletionResponse, ResponseFormat, ResponseFormatJsonSchema,
 };
 use serde::de::DeserializeOwned;
 
@@ -23,11 +25,13 @@ use crate::metrics::Metrics;
 
 pub struct Llm {
     client: Client<OpenAIConfig>,
+    base_url: String,
+    api_key: String,
     model: String,
     max_tokens: u32,
     temperature: f32,
-    /// Cleared when the server rejects `response_format: json_schema`.
-    schema_supported: AtomicBool,
+    /// The strongest [`Format`] this server has not rejected yet.
+    format: AtomicU8,
     metrics: Metrics,
 }
 
@@ -69,10 +73,12 @@ impl Llm {
         let deadline = Duration::from_secs(settings.timeout_secs);
         Ok(Some(Self {
             client: openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline)?,
+            base_url: openai::base_url(settings.base_url.as_deref()),
+            api_key: settings.api_key.clone().unwrap_or_default(),
             model,
             max_tokens: settings.max_tokens,
             temperature: settings.temperature,
-            schema_supported: AtomicBool::new(true),
+            format: AtomicU8::new(Format::JsonSchema as u8),
             metrics,
         }))
     }
@@ -81,9 +87,21 @@ impl Llm {
         &self.model
     }
 
-    /// For readiness: the endpoint answers its model list.
+    /// For readiness: the endpoint answers `GET /models` with a success. Only the status
+    /// is checked: compatible servers differ in the body's details.
     pub async fn check(&self) -> Result<(), ModelError> {
-        self.client.models().list().await.map(|_| ()).map_err(openai::classify)
+        let url = format!("{}/models", self.base_url);
+        let response = reqwest::Client::new()
+            .get(url)
+            .bearer_auth(&self.api_key)
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+            .map_err(|e| openai::classify(async_openai::error::OpenAIError::Reqwest(e)))?;
+        match response.status() {
+            status if status.is_success() => Ok(()),
+            status => Err(ModelError::Rejected { status: status.as_u16(), message: "GET /models failed".into() }),
+        }
     }
 
     /// Fills `prompt` with `vars`, asks the model, and parses its answer as `T`.
@@ -98,13 +116,16 @@ impl Llm {
         budget.check()?;
         let (system, user) = prompt.render(vars)?;
         let started = Instant::now();
-        let mut result = self.ask(purpose, prompt, &system, &user, budget, self.schema_supported.load(Ordering::Relaxed)).await;
-        if let Err(ModelError::Rejected { status: 400, message }) = &result {
-            let lower = message.to_lowercase();
-            if self.schema_supported.load(Ordering::Relaxed) && (lower.contains("response_format") || lower.contains("schema")) {
-                tracing::info!(model = %self.model, "the endpoint rejects json_schema response formats; asking through the prompt");
-                self.schema_supported.store(false, Ordering::Relaxed);
-                result = self.ask(purpose, prompt, &system, &user, budget, false).await;
+        let mut result;
+        loop {
+            let format = Format::from(self.format.load(Ordering::Relaxed));
+            result = self.ask(purpose, prompt, &system, &user, budget, format).await;
+            match (&result, format.weaker()) {
+                (Err(err), Some(weaker)) if rejects_response_format(err) => {
+                    tracing::info!(model = %self.model, ?weaker, "the endpoint rejects this response format; falling back");
+                    self.format.store(weaker as u8, Ordering::Relaxed);
+                }
+                _ => break,
             }
         }
         let parsed = result.and_then(|text| {
@@ -127,12 +148,13 @@ impl Llm {
         system: &str,
         user: &str,
         budget: &TokenBudget,
-        with_schema: bool,
+        format: Format,
     ) -> Result<String, ModelError> {
-        let system = if with_schema {
-            system.to_owned()
-        } else {
-            format!("{system}\n\nAnswer with one JSON object only, matching this JSON schema:\n{}", prompt.schema)
+        let system = match format {
+            Format::JsonSchema => system.to_owned(),
+            Format::JsonObject | Format::Prompt => {
+                format!("{system}\n\nAnswer with one JSON object only, matching this JSON schema:\n{}", prompt.schema)
+            }
         };
         let messages = vec![
             ChatCompletionRequestSystemMessageArgs::default().content(system).build().map_err(openai::classify)?.into(),
@@ -140,17 +162,27 @@ impl Llm {
         ];
         let mut request = CreateChatCompletionRequestArgs::default();
         request.model(&self.model).messages(messages).max_tokens(self.max_tokens).temperature(self.temperature);
-        if with_schema {
-            request.response_format(ResponseFormat::JsonSchema {
-                json_schema: ResponseFormatJsonSchema {
-                    name: prompt.name.clone(),
-                    description: None,
-                    schema: prompt.schema.clone(),
-                    strict: Some(true),
-                },
-            });
+        match format {
+            Format::JsonSchema => {
+                request.response_format(ResponseFormat::JsonSchema {
+                    json_schema: ResponseFormatJsonSchema {
+                        name: prompt.name.clone(),
+                        description: None,
+                        schema: prompt.schema.clone(),
+                        strict: Some(true),
+                    },
+                });
+            }
+            Format::JsonObject | Format::Prompt => {}
         }
-        let response = self.client.chat().create(request.build().map_err(openai::classify)?).await.map_err(openai::classify)?;
+        let mut body = serde_json::to_value(request.build().map_err(openai::classify)?)
+            .map_err(|e| ModelError::Config(e.to_string()))?;
+        if format == Format::JsonObject {
+            // `schema` is the llama.cpp / vLLM extension that constrains decoding to it.
+            body["response_format"] = serde_json::json!({"type": "json_object", "schema": prompt.schema});
+        }
+        let response: CreateChatCompletionResponse =
+            self.client.chat().create_byot(body).await.map_err(openai::classify)?;
         if let Some(usage) = &response.usage {
             let (prompt_tokens, completion_tokens) = (u64::from(usage.prompt_tokens), u64::from(usage.completion_tokens));
             budget.spend(prompt_tokens + completion_tokens);
@@ -165,6 +197,47 @@ impl Llm {
             .and_then(|choice| choice.message.content)
             .ok_or_else(|| ModelError::Malformed("the answer has no message content".into()))
     }
+}
+
+/// How the answer's shape is requested, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Format {
+    JsonSchema = 0,
+    JsonObject = 1,
+    Prompt = 2,
+}
+
+impl Format {
+    fn weaker(self) -> Option<Self> {
+        match self {
+            Self::JsonSchema => Some(Self::JsonObject),
+            Self::JsonObject => Some(Self::Prompt),
+            Self::Prompt => None,
+        }
+    }
+}
+
+impl From<u8> for Format {
+    fn from(value: u8) -> Self {
+        match value {
+            0 => Self::JsonSchema,
+            1 => Self::JsonObject,
+            _ => Self::Prompt,
+        }
+    }
+}
+
+/// Servers reject an unsupported `response_format` with 400, 422 or even 500; the
+/// message names the field either way.
+fn rejects_response_format(err: &ModelError) -> bool {
+    let text = match err {
+        ModelError::Rejected { message, .. } => message,
+        ModelError::Exhausted { last, .. } => last,
+        _ => return false,
+    }
+    .to_lowercase();
+    text.contains("response_format") || text.contains("json_schema") || text.contains("json_object")
 }
 
 /// The outermost JSON object in a model's answer, ignoring fences and prose around it.

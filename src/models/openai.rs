@@ -13,9 +13,13 @@ use super::retry::{RetryPolicy, RetryingTransport};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
+pub fn base_url(configured: Option<&str>) -> String {
+    configured.unwrap_or(DEFAULT_BASE_URL).trim_end_matches('/').to_owned()
+}
+
 pub fn client(base_url: Option<&str>, api_key: Option<&str>, deadline: Duration) -> Result<Client<OpenAIConfig>, ModelError> {
     let config = OpenAIConfig::new()
-        .with_api_base(base_url.unwrap_or(DEFAULT_BASE_URL).trim_end_matches('/'))
+        .with_api_base(self::base_url(base_url))
         .with_api_key(api_key.unwrap_or_default())
         .with_org_id("")
         .with_project_id("");
@@ -35,7 +39,7 @@ pub fn classify(err: OpenAIError) -> ModelError {
             let status = response.status_code.as_u16();
             let message: String = response.api_error.message.chars().take(300).collect();
             if status >= 500 {
-                ModelError::Exhausted { attempts: 0, last: format!("HTTP {status}") }
+                ModelError::Exhausted { attempts: 0, last: format!("HTTP {status}: {message}") }
             } else {
                 ModelError::Rejected { status, message }
             }

@@ -115,11 +115,42 @@ impl tower_service::Service<HttpRequestFactory> for RetryingTransport {
                         tracing::debug!(attempt, wait_ms = wait.as_millis() as u64, "retrying a model call");
                         tokio::time::sleep(wait).await;
                     }
-                    _ => return result.map_err(OpenAIError::Reqwest),
+                    _ => {
+                        let response = result.map_err(OpenAIError::Reqwest)?;
+                        return Ok(openai_shaped_errors(response).await);
+                    }
                 }
             }
         })
     }
+}
+
+/// Servers that are OpenAI-compatible on success often are not on failure (FastAPI's
+/// `{"detail": ...}`, plain text from a proxy). async-openai then loses the status, so
+/// error bodies are rewritten into OpenAI's `{"error": {...}}` shape here.
+async fn openai_shaped_errors(response: reqwest::Response) -> reqwest::Response {
+    let status = response.status();
+    if status.is_success() {
+        return response;
+    }
+    let headers = response.headers().clone();
+    let body = response.bytes().await.unwrap_or_default();
+    let shaped = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .is_some_and(|v| v.get("error").and_then(|e| e.get("message")).is_some());
+    let body = if shaped {
+        body.to_vec()
+    } else {
+        let message: String = String::from_utf8_lossy(&body).chars().take(500).collect();
+        serde_json::json!({"error": {"message": message, "type": "http_error", "param": null, "code": null}})
+            .to_string()
+            .into_bytes()
+    };
+    let mut rebuilt = http::Response::new(body);
+    *rebuilt.status_mut() = status;
+    *rebuilt.headers_mut() = headers;
+    rebuilt.headers_mut().remove(reqwest::header::CONTENT_LENGTH);
+    reqwest::Response::from(rebuilt)
 }
 
 #[cfg(test)]

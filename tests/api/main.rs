@@ -7,5 +7,6 @@ mod health;
 mod helpers;
 mod ingest;
 mod isolation;
+mod models_llm_e2e;
 mod models_local;
 mod models_openai;

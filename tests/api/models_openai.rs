@@ -89,6 +89,21 @@ async fn a_rate_limit_is_waited_out_and_the_call_succeeds() {
 }
 
 #[tokio::test]
+async fn errors_in_foreign_shapes_keep_their_status() {
+    let server = MockServer::start().await;
+    Mock::given(path("/embeddings"))
+        .respond_with(ResponseTemplate::new(422).set_body_json(json!({"detail": [{"msg": "field required"}]})))
+        .mount(&server)
+        .await;
+    let (embedder, _) = remote(&server, 3, 10);
+
+    let err = embedder.embed_one("hello").await.unwrap_err();
+
+    assert!(matches!(err, ModelError::Rejected { status: 422, .. }), "{err:?}");
+    assert!(err.to_string().contains("field required"), "{err}");
+}
+
+#[tokio::test]
 async fn a_bad_request_is_not_retried() {
     let server = MockServer::start().await;
     Mock::given(path("/embeddings"))
@@ -253,9 +268,10 @@ async fn a_server_without_json_schema_support_is_asked_through_the_prompt() {
 
     assert_eq!((answer.summary.as_str(), again.summary.as_str()), ("s", "s"));
     let requests = server.received_requests().await.unwrap();
-    assert_eq!(requests.len(), 3, "one rejected attempt, then the prompt route is remembered");
+    assert_eq!(requests.len(), 3, "one rejected attempt, then the weaker format is remembered");
     let retried: Value = requests[1].body_json().unwrap();
-    assert!(retried.get("response_format").is_none());
+    assert_eq!(retried["response_format"]["type"], "json_object");
+    assert_eq!(retried["response_format"]["schema"]["required"], json!(["summary", "topics"]));
     assert!(retried["messages"][0]["content"].as_str().unwrap().contains("\"required\""));
 }
 
