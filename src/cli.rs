@@ -194,7 +194,7 @@ async fn ingest_file(db: &Database, settings: &Settings, file: &PathBuf, tenant:
         .await?;
     let (mut accepted, mut duplicates) = (0, 0);
     for chunk in events.chunks(settings.ingest.max_batch_events) {
-        let done = ingest::ingest(db, &tenant, chunk.to_vec(), &settings.ingest).await?;
+        let done = ingest::ingest(db, &tenant, chunk.to_vec(), &settings.ingest, None).await?;
         accepted += done.accepted;
         duplicates += done.duplicates;
     }

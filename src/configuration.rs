@@ -17,6 +17,8 @@ pub struct Settings {
     pub server: ServerSettings,
     pub database: DatabaseSettings,
     pub ingest: IngestSettings,
+    pub search: SearchSettings,
+    pub corrections: CorrectionSettings,
     pub log: LogSettings,
     pub embeddings: EmbeddingSettings,
     pub llm: LlmSettings,
@@ -83,6 +85,55 @@ impl Default for IngestSettings {
             max_content_bytes: 32 * 1024,
             max_metadata_bytes: 16 * 1024,
         }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchSettings {
+    pub default_limit: usize,
+    pub max_limit: usize,
+    /// Results below this score are dropped; a lookup with none left is a miss.
+    pub default_min_score: f64,
+    pub max_query_chars: usize,
+    /// Candidates taken from each of the vector and the keyword search.
+    pub candidates: usize,
+    /// pgvector's `hnsw.ef_search` for lookups.
+    pub ef_search: u32,
+    /// How often buffered access statistics are written.
+    pub access_flush_ms: u64,
+    pub context_default_tokens: usize,
+    pub context_max_tokens: usize,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        Self {
+            default_limit: 5,
+            max_limit: 50,
+            default_min_score: 0.3,
+            max_query_chars: 2000,
+            candidates: 40,
+            ef_search: 100,
+            access_flush_ms: 1000,
+            context_default_tokens: 512,
+            context_max_tokens: 8192,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CorrectionSettings {
+    /// Case-insensitive regular expressions for user messages that correct the agent.
+    pub patterns: Vec<String>,
+    /// How long after memories were served a correction is linked to them.
+    pub window_minutes: u32,
+}
+
+impl Default for CorrectionSettings {
+    fn default() -> Self {
+        Self { patterns: crate::feedback::default_patterns(), window_minutes: 30 }
     }
 }
 
@@ -278,6 +329,15 @@ impl Settings {
             if url.as_deref().is_some_and(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
                 return invalid(key, "expected an http:// or https:// URL");
             }
+        }
+        if self.search.default_limit == 0 || self.search.default_limit > self.search.max_limit {
+            return invalid("search.default_limit", "must be between 1 and search.max_limit");
+        }
+        if !(0.0..=1.0).contains(&self.search.default_min_score) {
+            return invalid("search.default_min_score", "must be between 0 and 1");
+        }
+        if let Err(problem) = crate::feedback::Detector::new(&self.corrections) {
+            return Err(ConfigError::Invalid(problem));
         }
         if self.ingest.max_batch_events == 0 {
             return invalid("ingest.max_batch_events", "must be at least 1");

@@ -15,7 +15,8 @@ use uuid::Uuid;
 use crate::configuration::IngestSettings;
 use crate::db::Database;
 use crate::domain::event::RawEvent;
-use crate::domain::{NewEvent, SessionId, TenantId, ValidationError};
+use crate::domain::{NewEvent, Role, SessionId, TenantId, ValidationError};
+use crate::feedback::Detector;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
@@ -36,6 +37,9 @@ pub struct Ingested {
     pub accepted: usize,
     /// Events whose client id was already stored; nothing was written for them.
     pub duplicates: usize,
+    /// User messages recognised as corrections of memories served shortly before.
+    #[serde(skip)]
+    pub corrections: usize,
 }
 
 /// Parses a request body: one event object, or `{"events": [...]}`.
@@ -104,13 +108,14 @@ pub async fn ingest(
     tenant: &TenantId,
     events: Vec<NewEvent>,
     limits: &IngestSettings,
+    corrections: Option<&Detector>,
 ) -> Result<Ingested, IngestError> {
     reject_repeated_client_ids(&events)?;
     let idle_gap = Duration::minutes(limits.session_idle_minutes.into());
     // A concurrent request may store one of our client ids between our check and our
     // insert; the transaction then rolls back and the next attempt sees it as a duplicate.
     for _ in 0..3 {
-        if let Some(done) = try_ingest(db, tenant, &events, idle_gap).await? {
+        if let Some(done) = try_ingest(db, tenant, &events, idle_gap, corrections).await? {
             return Ok(done);
         }
     }
@@ -122,6 +127,7 @@ async fn try_ingest(
     tenant: &TenantId,
     events: &[NewEvent],
     idle_gap: Duration,
+    detector: Option<&Detector>,
 ) -> Result<Option<Ingested>, IngestError> {
     let mut tx = db.tenant_tx(tenant).await?;
     lock_users(&mut tx, tenant, events).await?;
@@ -136,9 +142,20 @@ async fn try_ingest(
     if inserted != fresh.len() {
         return Ok(None);
     }
+    let mut corrections = 0;
+    if let Some(detector) = detector {
+        for (&i, &id) in fresh.iter().zip(&ids) {
+            let event = &events[i];
+            if event.role == Role::User && detector.is_correction(&event.content) {
+                if detector.link(&mut tx, tenant, &event.user_id, id, event.created_at).await? > 0 {
+                    corrections += 1;
+                }
+            }
+        }
+    }
     tx.commit().await?;
 
-    let mut out = Ingested { ids: Vec::new(), session_ids: Vec::new(), accepted: inserted, duplicates: 0 };
+    let mut out = Ingested { ids: Vec::new(), session_ids: Vec::new(), accepted: inserted, duplicates: 0, corrections };
     let mut fresh_slot = fresh.iter().zip(ids.iter().zip(&sessions)).map(|(&i, v)| (i, v)).peekable();
     for (i, event) in events.iter().enumerate() {
         match fresh_slot.peek() {

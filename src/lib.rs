@@ -3,15 +3,21 @@
 //! The binary's subcommands live in [`cli`]; the HTTP application is built by
 //! [`startup::Application`]; everything that talks to the database takes a [`db::Database`].
 
+pub mod access;
 pub mod auth;
 pub mod bench;
 pub mod cli;
 pub mod configuration;
+pub mod context;
 pub mod db;
 pub mod domain;
+pub mod feedback;
 pub mod http;
 pub mod ingest;
+pub mod memories;
 pub mod metrics;
 pub mod models;
+pub mod search;
 pub mod startup;
 pub mod telemetry;
+pub mod users;

@@ -19,6 +19,9 @@ pub struct Metrics {
     pub llm_duration: HistogramVec,
     pub embeddings: IntCounterVec,
     pub embedding_duration: HistogramVec,
+    pub lookups: IntCounterVec,
+    pub lookup_duration: HistogramVec,
+    pub corrections: IntCounterVec,
 }
 
 fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -44,8 +47,17 @@ impl Metrics {
             llm_duration: histogram(&r, "engram_llm_request_duration_seconds", "LLM call duration, retries included", &["purpose", "model"], MODEL_BUCKETS),
             embeddings: counter(&r, "engram_embeddings_total", "Texts embedded (cache misses) by model", &["model"]),
             embedding_duration: histogram(&r, "engram_embedding_duration_seconds", "Duration of one embedding batch by model", &["model"], MODEL_BUCKETS),
+            lookups: counter(&r, "engram_lookups_total", "Memory lookups by endpoint and result (hit|miss)", &["endpoint", "result"]),
+            lookup_duration: histogram(&r, "engram_lookup_duration_seconds", "Memory lookup duration by endpoint", &["endpoint"], HTTP_BUCKETS),
+            corrections: counter(&r, "engram_memory_corrections_total", "Corrections of served memories by source (feedback|detected)", &["source"]),
             registry: r,
         }
+    }
+
+    /// Counts one lookup and its duration.
+    pub fn lookup(&self, endpoint: &str, hit: bool, seconds: f64) {
+        self.lookups.with_label_values(&[endpoint, if hit { "hit" } else { "miss" }]).inc();
+        self.lookup_duration.with_label_values(&[endpoint]).observe(seconds);
     }
 
     /// The Prometheus text exposition of every metric.

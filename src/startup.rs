@@ -3,12 +3,14 @@
 
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 
+use crate::access::AccessRecorder;
 use crate::configuration::Settings;
 use crate::db::Database;
 use crate::http::{self, state::AppState};
@@ -18,6 +20,8 @@ use crate::models::{Embedder, Llm};
 pub struct Application {
     port: u16,
     server: Server,
+    access: Arc<AccessRecorder>,
+    db: Database,
 }
 
 impl Application {
@@ -31,7 +35,9 @@ impl Application {
         let metrics = Metrics::new();
         let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
         let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
-        let state = web::Data::new(AppState::new(db, settings, metrics, embedder, llm));
+        let access = Arc::new(AccessRecorder::default());
+        let flush_every = Duration::from_millis(settings.search.access_flush_ms.max(10));
+        let state = web::Data::new(AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone())?);
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
@@ -42,15 +48,39 @@ impl Application {
         .workers(workers)
         .listen(listener)?
         .run();
-        Ok(Self { port, server })
+        tokio::spawn(flush_access_periodically(access.clone(), db.clone(), flush_every));
+        Ok(Self { port, server, access, db })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Serves until SIGINT/SIGTERM, then finishes in-flight requests.
+    /// The buffer of access statistics, for flushing on demand.
+    pub fn access(&self) -> Arc<AccessRecorder> {
+        self.access.clone()
+    }
+
+    /// Serves until SIGINT/SIGTERM, finishes in-flight requests, then writes the
+    /// access statistics still buffered.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let served = self.server.await;
+        if let Err(err) = self.access.flush(&self.db.pool).await {
+            tracing::error!(error = %err, "cannot write access statistics at shutdown");
+        }
+        served
+    }
+}
+
+async fn flush_access_periodically(access: Arc<AccessRecorder>, db: Database, every: Duration) {
+    let mut ticker = tokio::time::interval(every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        if access.pending() > 0 {
+            if let Err(err) = access.flush(&db.pool).await {
+                tracing::warn!(error = %err, "cannot write access statistics; keeping them for the next flush");
+            }
+        }
     }
 }

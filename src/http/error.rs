@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::auth::Scope;
 use crate::domain::ValidationError;
 use crate::ingest::IngestError;
+use crate::search::SearchError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -83,6 +84,18 @@ impl From<sqlx::Error> for ApiError {
                 Self::Unavailable
             }
             other => Self::Internal(other.into()),
+        }
+    }
+}
+
+impl From<SearchError> for ApiError {
+    fn from(err: SearchError) -> Self {
+        match err {
+            SearchError::Embedding(err) => {
+                tracing::error!(error = %err, "cannot embed a query");
+                Self::Unavailable
+            }
+            SearchError::Database(err) => err.into(),
         }
     }
 }

@@ -5,8 +5,12 @@
 pub mod auth;
 pub mod error;
 mod events;
+pub mod extract;
+mod feedback;
 mod health;
+mod search;
 pub mod state;
+mod users;
 
 use std::time::Instant;
 
@@ -22,6 +26,9 @@ use state::AppState;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     health::configure(cfg);
     events::configure(cfg);
+    search::configure(cfg);
+    feedback::configure(cfg);
+    users::configure(cfg);
 }
 
 /// Unknown paths get the same JSON error shape as everything else.

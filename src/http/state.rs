@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::access::AccessRecorder;
 use crate::configuration::Settings;
+use crate::feedback::Detector;
+use crate::memories::decay::DecayParams;
 use crate::db::Database;
 use crate::metrics::Metrics;
 use crate::models::{Embedder, Llm};
@@ -17,12 +20,33 @@ pub struct AppState {
     pub metrics: Metrics,
     pub embedder: Arc<Embedder>,
     pub llm: Option<Arc<Llm>>,
+    pub access: Arc<AccessRecorder>,
+    pub detector: Detector,
+    pub decay: DecayParams,
     model_check: tokio::sync::Mutex<Option<(Instant, Vec<String>)>>,
 }
 
 impl AppState {
-    pub fn new(db: Database, settings: Settings, metrics: Metrics, embedder: Arc<Embedder>, llm: Option<Arc<Llm>>) -> Self {
-        Self { db, settings, metrics, embedder, llm, model_check: Default::default() }
+    pub fn new(
+        db: Database,
+        settings: Settings,
+        metrics: Metrics,
+        embedder: Arc<Embedder>,
+        llm: Option<Arc<Llm>>,
+        access: Arc<AccessRecorder>,
+    ) -> anyhow::Result<Self> {
+        let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
+        Ok(Self {
+            db,
+            settings,
+            metrics,
+            embedder,
+            llm,
+            access,
+            detector,
+            decay: DecayParams::default(),
+            model_check: Default::default(),
+        })
     }
 
     /// Problems with the configured remote model endpoints (empty when all is well);

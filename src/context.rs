@@ -1,0 +1,161 @@
+//! The prompt-ready context block for one user: identity and profile facts first,
+//! then the memories most relevant to the query, then recent session and period
+//! summaries — never over the token budget.
+//!
+//! Tokens are estimated, conservatively for common tokenizers: every CJK character
+//! (and other character outside Latin scripts) counts one token, other text one token
+//! per four bytes, rounded up per line, plus one per line for its bullet and newline.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgConnection;
+
+use crate::domain::{TenantId, UserId};
+
+/// Estimated tokens of `text` (see the module documentation).
+pub fn estimate_tokens(text: &str) -> usize {
+    let (wide, narrow_bytes) = text.chars().fold((0usize, 0usize), |(wide, narrow), c| {
+        if c.is_ascii() || ('\u{00C0}'..='\u{024F}').contains(&c) { (wide, narrow + c.len_utf8()) } else { (wide + 1, narrow) }
+    });
+    wide + narrow_bytes.div_ceil(4)
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextItem {
+    pub id: String,
+    pub kind: String,
+    pub section: &'static str,
+    pub tokens: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Context {
+    pub text: String,
+    pub tokens: usize,
+    pub max_tokens: usize,
+    pub items: Vec<ContextItem>,
+}
+
+/// One candidate line of the block.
+pub struct Candidate {
+    pub id: String,
+    pub kind: String,
+    pub content: String,
+}
+
+/// Assembles sections in order, each line only if it still fits the budget.
+pub fn assemble(sections: Vec<(&'static str, &'static str, Vec<Candidate>)>, max_tokens: usize) -> Context {
+    let mut text = String::new();
+    let mut used = 0;
+    let mut items = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (section, heading, candidates) in sections {
+        let heading_tokens = estimate_tokens(heading) + 1;
+        let mut wrote_heading = false;
+        for candidate in candidates {
+            if !seen.insert(candidate.id.clone()) {
+                continue;
+            }
+            let line = format!("- {}", candidate.content.replace('\n', " "));
+            let tokens = estimate_tokens(&line) + 1;
+            let extra = if wrote_heading { 0 } else { heading_tokens + usize::from(!text.is_empty()) };
+            if used + tokens + extra > max_tokens {
+                continue;
+            }
+            if !wrote_heading {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(heading);
+                text.push('\n');
+                wrote_heading = true;
+            }
+            text.push_str(&line);
+            text.push('\n');
+            used += tokens + extra;
+            items.push(ContextItem { id: candidate.id, kind: candidate.kind, section, tokens });
+        }
+    }
+    Context { text, tokens: used, max_tokens, items }
+}
+
+/// Identity and profile facts, most important first.
+pub async fn profile(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<Vec<Candidate>> {
+    let rows: Vec<(uuid::Uuid, String, String)> = sqlx::query_as(
+        "SELECT id, kind, content FROM memories
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND category IN ('identity', 'personal')
+          ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT 20",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|(id, kind, content)| Candidate { id: id.to_string(), kind, content }).collect())
+}
+
+/// The latest session summaries and period summaries.
+pub async fn recent_summaries(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+) -> sqlx::Result<(Vec<Candidate>, Vec<Candidate>)> {
+    let sessions: Vec<(String, String, Option<DateTime<Utc>>)> = sqlx::query_as(
+        "SELECT session_id, summary, summarized_at FROM sessions
+          WHERE tenant_id = $1 AND user_id = $2 AND summary IS NOT NULL
+          ORDER BY last_event_at DESC LIMIT 3",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .fetch_all(&mut *conn)
+    .await?;
+    let periods: Vec<(uuid::Uuid, String)> = sqlx::query_as(
+        "SELECT id, summary FROM period_summaries WHERE tenant_id = $1 AND user_id = $2
+          ORDER BY period_start DESC LIMIT 2",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .fetch_all(conn)
+    .await?;
+    Ok((
+        sessions.into_iter().map(|(id, content, _)| Candidate { id, kind: "session_summary".into(), content }).collect(),
+        periods
+            .into_iter()
+            .map(|(id, content)| Candidate { id: id.to_string(), kind: "period_summary".into(), content })
+            .collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(id: &str, content: &str) -> Candidate {
+        Candidate { id: id.into(), kind: "fact".into(), content: content.into() }
+    }
+
+    #[test]
+    fn tokens_count_cjk_characters_one_each() {
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("我叫李明"), 4);
+        assert_eq!(estimate_tokens(""), 0);
+    }
+
+    #[test]
+    fn the_block_never_exceeds_its_budget_and_skips_duplicates() {
+        let sections = || {
+            vec![
+                ("profile", "## About the user", vec![c("1", "Name: Alice"), c("2", "Lives in Lisbon")]),
+                ("relevant", "## Relevant memories", vec![c("1", "Name: Alice"), c("3", &"long ".repeat(50))]),
+            ]
+        };
+        for budget in [0, 5, 10, 20, 80, 1000] {
+            let context = assemble(sections(), budget);
+            assert!(context.tokens <= budget, "{budget}: {}", context.tokens);
+            assert!(estimate_tokens(&context.text) <= context.tokens, "the estimate covers the text");
+        }
+        let all = assemble(sections(), 1000);
+        assert_eq!(all.items.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), vec!["1", "2", "3"]);
+        assert!(all.text.starts_with("## About the user\n- Name: Alice\n"));
+    }
+}

@@ -1,0 +1,190 @@
+//! Feedback and corrections. Clients report `wrong`, `outdated` or `helpful` on a
+//! memory; and a user message that corrects the agent ("that's wrong", "你记错了",
+//! "I already switched to …") within `corrections.window_minutes` of memories being
+//! served to that user is detected at ingest and linked to those memories. Either
+//! way a correction halves the memory's confidence (with a history row) and leaves
+//! the rest to the consolidation jobs.
+
+use chrono::{DateTime, Duration, Utc};
+use regex::RegexSet;
+use serde::Deserialize;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use crate::configuration::CorrectionSettings;
+use crate::db::Database;
+use crate::domain::{TenantId, UserId, ValidationError};
+use crate::memories;
+
+pub const KINDS: &[&str] = &["wrong", "outdated", "helpful"];
+
+/// Finds correcting messages; patterns are case-insensitive regular expressions.
+pub struct Detector {
+    patterns: RegexSet,
+    window: Duration,
+}
+
+impl Detector {
+    pub fn new(settings: &CorrectionSettings) -> Result<Self, String> {
+        let patterns = RegexSet::new(settings.patterns.iter().map(|p| format!("(?i){p}")))
+            .map_err(|e| format!("corrections.patterns: {e}"))?;
+        Ok(Self { patterns, window: Duration::minutes(settings.window_minutes.into()) })
+    }
+
+    pub fn is_correction(&self, text: &str) -> bool {
+        self.patterns.is_match(text)
+    }
+
+    /// Links a correcting message to the memories served to its user within the window
+    /// before it; returns how many memories it names (0: nothing was served).
+    pub async fn link(
+        &self,
+        conn: &mut PgConnection,
+        tenant: &TenantId,
+        user: &UserId,
+        event_id: Uuid,
+        at: DateTime<Utc>,
+    ) -> sqlx::Result<usize> {
+        let served: Vec<Uuid> = sqlx::query_scalar(
+            "SELECT id FROM memories
+              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
+                AND last_accessed_at BETWEEN $3 AND $4
+              ORDER BY last_accessed_at DESC LIMIT 5",
+        )
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(at - self.window)
+        .bind(at + Duration::minutes(1))
+        .fetch_all(&mut *conn)
+        .await?;
+        for &memory in &served {
+            record(conn, tenant, user, memory, "wrong", "detected", None, Some(event_id)).await?;
+        }
+        Ok(served.len())
+    }
+}
+
+/// `POST /v1/feedback` as the client sends it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackRequest {
+    pub user_id: String,
+    pub memory_id: String,
+    pub kind: String,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FeedbackError {
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    #[error("no memory {0} for this user")]
+    NotFound(Uuid),
+    #[error("database error while storing feedback")]
+    Database(#[from] sqlx::Error),
+}
+
+/// Stores client feedback; returns its id and whether it is a correction.
+pub async fn submit(db: &Database, tenant: &TenantId, request: FeedbackRequest) -> Result<(Uuid, bool), FeedbackError> {
+    let user = UserId::parse(request.user_id)?;
+    let memory: Uuid = request.memory_id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
+    memories::check_one_of("kind", &request.kind, KINDS)?;
+    if request.note.as_ref().is_some_and(|n| n.len() > 2000 || n.contains('\0')) {
+        return Err(ValidationError::new("note", "must be at most 2000 bytes of text").into());
+    }
+    let mut tx = db.tenant_tx(tenant).await?;
+    if memories::get(&mut tx, tenant, &user, memory).await?.is_none() {
+        return Err(FeedbackError::NotFound(memory));
+    }
+    let id = record(&mut tx, tenant, &user, memory, &request.kind, "feedback", request.note.as_deref(), None).await?;
+    tx.commit().await?;
+    Ok((id, request.kind != "helpful"))
+}
+
+/// A feedback row; a correction also halves the memory's confidence, with history.
+#[allow(clippy::too_many_arguments)]
+async fn record(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    memory: Uuid,
+    kind: &str,
+    source: &str,
+    note: Option<&str>,
+    event_id: Option<Uuid>,
+) -> sqlx::Result<Uuid> {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO feedback (tenant_id, id, user_id, memory_id, kind, source, note, event_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .bind(user.as_str())
+    .bind(memory)
+    .bind(kind)
+    .bind(source)
+    .bind(note)
+    .bind(event_id)
+    .execute(&mut *conn)
+    .await?;
+    if kind != "helpful" {
+        let (before, after): (f32, f32) = sqlx::query_as(
+            "UPDATE memories m SET confidence = greatest(0.05, m.confidence * 0.5), updated_at = now()
+               FROM memories old WHERE old.tenant_id = m.tenant_id AND old.id = m.id
+                AND m.tenant_id = $1 AND m.id = $2
+             RETURNING old.confidence, m.confidence",
+        )
+        .bind(tenant.as_str())
+        .bind(memory)
+        .fetch_one(&mut *conn)
+        .await?;
+        let reason = format!("{source}: {kind}");
+        let (before, after) = (serde_json::json!({"confidence": before}), serde_json::json!({"confidence": after}));
+        memories::record_history(conn, tenant, memory, user, "updated", Some(before), Some(after), &reason, None, None).await?;
+    }
+    Ok(id)
+}
+
+/// Multilingual defaults for `corrections.patterns`.
+pub fn default_patterns() -> Vec<String> {
+    [
+        r"\bthat'?s (wrong|not right|incorrect|not true|outdated)\b",
+        r"\byou('re| are) wrong\b",
+        r"\b(not|no) (true|correct) any ?more\b",
+        r"\bno longer\b",
+        r"\bi (already|have already|just) (switched|moved|changed|migrated)\b",
+        r"\bwe (already|have already) (switched|moved|changed|migrated)\b",
+        r"\bthat was (before|ages ago)\b",
+        r"你记错了|记错了|不对|搞错了|已经(换成|改成|迁移到|不用)|不再用",
+        r"\beso no es (cierto|correcto)\b|\bya no\b",
+        r"\bdas stimmt nicht\b|\bnicht mehr\b",
+        r"\bc'est faux\b|\bplus maintenant\b",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corrections_are_recognised_in_several_languages_and_small_talk_is_not() {
+        let detector = Detector::new(&CorrectionSettings::default()).unwrap();
+        for text in ["That's wrong, I use Neovim now", "no, you are wrong", "I already switched to Rust",
+                     "你记错了，我现在用 Vim", "不对，我现在用 PostgreSQL", "我们已经换成 Vite 了", "Das stimmt nicht"] {
+            assert!(detector.is_correction(text), "{text}");
+        }
+        for text in ["thanks!", "ok", "好的", "What is the capital of France?", "I wrote the wrong test yesterday"] {
+            assert!(!detector.is_correction(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_pattern_names_the_setting() {
+        let settings = CorrectionSettings { patterns: vec!["(".into()], window_minutes: 5 };
+        assert!(Detector::new(&settings).err().unwrap().contains("corrections.patterns"));
+    }
+}

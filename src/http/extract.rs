@@ -1,0 +1,102 @@
+//! Request extractors that fail with engram's error shape: a body read up to the
+//! configured limit (413 past it), a JSON body whose errors name the field, and
+//! query parameters checked by name.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::domain::ValidationError;
+
+/// The raw request body, at most `server.max_body_bytes`.
+pub struct Body(pub web::BytesMut);
+
+impl FromRequest for Body {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let limit = req.app_data::<web::Data<AppState>>().map_or(1 << 20, |s| s.settings.server.max_body_bytes);
+        let declared = req
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            if declared.is_some_and(|n| n > limit) {
+                return Err(ApiError::PayloadTooLarge(limit));
+            }
+            let mut body = web::BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|_| ValidationError::new("body", "could not be read"))?;
+                if body.len() + chunk.len() > limit {
+                    return Err(ApiError::PayloadTooLarge(limit));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Body(body))
+        })
+    }
+}
+
+/// A JSON body; a type error names its field path (`categories[2]`).
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = Body::from_request(req, payload);
+        Box::pin(async move {
+            let Body(bytes) = body.await?;
+            let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
+            let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+                let path = err.path().to_string();
+                let inner = err.into_inner();
+                let field = if path == "." || inner.is_syntax() || inner.is_eof() { "body".to_owned() } else { path };
+                ValidationError::new(field, inner.to_string())
+            })?;
+            Ok(JsonBody(value))
+        })
+    }
+}
+
+/// Query parameters by name; unknown names are rejected so typos do not pass silently.
+pub struct Params(HashMap<String, String>);
+
+impl Params {
+    pub fn parse(req: &HttpRequest, allowed: &[&str]) -> Result<Self, ApiError> {
+        let map = web::Query::<HashMap<String, String>>::from_query(req.query_string())
+            .map_err(|_| ValidationError::new("query string", "is not valid"))?
+            .into_inner();
+        if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(ValidationError::new(unknown.as_str(), format!("is not a parameter here (expected {})", allowed.join(", "))).into());
+        }
+        Ok(Self(map))
+    }
+
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    /// An integer within `range`, or `default` when absent.
+    pub fn int(&self, name: &str, default: i64, range: std::ops::RangeInclusive<i64>) -> Result<i64, ValidationError> {
+        match self.text(name) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<i64>()
+                .ok()
+                .filter(|n| range.contains(n))
+                .ok_or_else(|| ValidationError::new(name, format!("must be an integer between {} and {}", range.start(), range.end()))),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Per-user resources: memory listings and detail, sessions, period summaries,
+//! export and deletion.
+
+use actix_web::{HttpRequest, HttpResponse, delete, get, web};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::auth::require;
+use super::error::ApiError;
+use super::extract::Params;
+use super::state::AppState;
+use crate::auth::{Principal, Scope};
+use crate::db::begin_tenant_tx;
+use crate::domain::{UserId, ValidationError};
+use crate::memories::{self, CATEGORIES, KINDS, ListFilter, STATUSES};
+use crate::users;
+
+const MAX_PAGE: i64 = 200;
+
+fn user_of(path: String) -> Result<UserId, ApiError> {
+    Ok(UserId::parse(path)?)
+}
+
+#[get("/v1/users/{user_id}/memories")]
+async fn list_memories(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    require(&principal, Scope::Read)?;
+    let user = user_of(path.into_inner())?;
+    let params = Params::parse(&req, &["category", "status", "kind", "limit", "cursor"])?;
+    let checked = |name: &str, allowed: &[&str]| -> Result<Option<String>, ValidationError> {
+        params.text(name).map(|v| memories::check_one_of(name, v, allowed).map(|()| v.to_owned())).transpose()
+    };
+    let filter = ListFilter {
+        category: checked("category", CATEGORIES)?,
+        status: checked("status", STATUSES)?,
+        kind: checked("kind", KINDS)?,
+        after: params
+            .text("cursor")
+            .map(|c| c.parse::<Uuid>().map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned")))
+            .transpose()?,
+        limit: params.int("limit", 50, 1..=MAX_PAGE)?,
+    };
+    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
+    let page = memories::list(&mut tx, &principal.tenant, &user, &filter).await?;
+    tx.commit().await?;
+    let next_cursor = (page.len() as i64 == filter.limit).then(|| page.last().map(|m| m.id.to_string())).flatten();
+    Ok(HttpResponse::Ok().json(json!({"memories": page, "next_cursor": next_cursor})))
+}
+
+#[get("/v1/users/{user_id}/memories/{memory_id}")]
+async fn get_memory(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    require(&principal, Scope::Read)?;
+    let (user, id) = path.into_inner();
+    let user = user_of(user)?;
+    let id: Uuid = id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
+    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
+    let memory = memories::get(&mut tx, &principal.tenant, &user, id).await?;
+    let Some(memory) = memory else {
+        return Err(ApiError::NotFound(format!("no memory {id} for this user")));
+    };
+    let history = memories::history(&mut tx, &principal.tenant, id).await?;
+    tx.commit().await?;
+    Ok(HttpResponse::Ok().json(json!({"memory": memory, "history": history})))
+}
+
+#[get("/v1/users/{user_id}/sessions")]
+async fn list_sessions(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    require(&principal, Scope::Read)?;
+    let user = user_of(path.into_inner())?;
+    let params = Params::parse(&req, &["limit"])?;
+    let limit = params.int("limit", 20, 1..=MAX_PAGE)?;
+    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
+    let sessions: serde_json::Value = sqlx::query_scalar(
+        "SELECT coalesce(jsonb_agg(s ORDER BY s.last_event_at DESC), '[]') FROM (
+            SELECT session_id, started_at, last_event_at, event_count, ended_at, summary, summary_event_ids,
+                   summarized_at, archived_at
+              FROM sessions WHERE tenant_id = $1 AND user_id = $2
+             ORDER BY last_event_at DESC LIMIT $3) s",
+    )
+    .bind(principal.tenant.as_str())
+    .bind(user.as_str())
+    .bind(limit)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(HttpResponse::Ok().json(json!({"sessions": sessions})))
+}
+
+#[get("/v1/users/{user_id}/summaries")]
+async fn list_summaries(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    require(&principal, Scope::Read)?;
+    let user = user_of(path.into_inner())?;
+    let params = Params::parse(&req, &["limit"])?;
+    let limit = params.int("limit", 20, 1..=MAX_PAGE)?;
+    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
+    let summaries: serde_json::Value = sqlx::query_scalar(
+        "SELECT coalesce(jsonb_agg(p ORDER BY p.period_start DESC), '[]') FROM (
+            SELECT id, period, period_start, period_end, summary, session_ids, created_at, updated_at
+              FROM period_summaries WHERE tenant_id = $1 AND user_id = $2
+             ORDER BY period_start DESC LIMIT $3) p",
+    )
+    .bind(principal.tenant.as_str())
+    .bind(user.as_str())
+    .bind(limit)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(HttpResponse::Ok().json(json!({"summaries": summaries})))
+}
+
+#[get("/v1/users/{user_id}/export")]
+async fn export_user(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    require(&principal, Scope::Admin)?;
+    let user = user_of(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::export(&state.db, &principal.tenant, &user).await?))
+}
+
+#[delete("/admin/v1/users/{user_id}")]
+async fn delete_user(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    require(&principal, Scope::Admin)?;
+    let user = user_of(path.into_inner())?;
+    let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
+    tracing::info!(tenant = %principal.tenant, "user deleted");
+    Ok(HttpResponse::Ok().json(json!({"user_id": user, "deleted": deleted})))
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(list_memories)
+        .service(get_memory)
+        .service(list_sessions)
+        .service(list_summaries)
+        .service(export_user)
+        .service(delete_user);
+}

@@ -1,0 +1,212 @@
+//! Memories: the semantic facts and insights engram keeps per user, their history,
+//! and the queries that list them. Jobs create and change memories; every change
+//! writes a `memory_history` row.
+
+pub mod decay;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::json;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
+use uuid::Uuid;
+
+use crate::domain::{TenantId, UserId, ValidationError};
+use crate::models::Embedding;
+
+/// Categories a memory can have; anything else is a client error.
+pub const CATEGORIES: &[&str] = &[
+    "identity", "personal", "preference", "project", "technical", "decision", "event", "lesson",
+    "statement", "relationship", "health", "finance", "other",
+];
+pub const KINDS: &[&str] = &["fact", "insight"];
+pub const STATUSES: &[&str] = &["active", "superseded", "merged", "evicted", "deleted"];
+
+/// Checks `value` against `allowed`, naming `field` when it is not there.
+pub fn check_one_of(field: &str, value: &str, allowed: &[&str]) -> Result<(), ValidationError> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(ValidationError::new(field, format!("`{value}` is not one of {}", allowed.join(", "))))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Memory {
+    pub id: Uuid,
+    pub user_id: String,
+    pub kind: String,
+    pub category: String,
+    pub key: Option<String>,
+    pub content: String,
+    pub importance: f32,
+    pub confidence: f32,
+    pub status: String,
+    pub pinned: bool,
+    pub source_event_ids: Vec<Uuid>,
+    pub source_quote: Option<String>,
+    pub derived_from: Vec<Uuid>,
+    pub access_count: i32,
+    pub last_accessed_at: Option<DateTime<Utc>>,
+    pub valid_from: DateTime<Utc>,
+    pub valid_to: Option<DateTime<Utc>>,
+    pub superseded_by: Option<Uuid>,
+    pub embedding_model: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub const MEMORY_COLUMNS: &str = "id, user_id, kind, category, key, content, importance, confidence, status, pinned, \
+     source_event_ids, source_quote, derived_from, access_count, last_accessed_at, valid_from, valid_to, \
+     superseded_by, embedding_model, created_at, updated_at";
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct HistoryEntry {
+    pub id: Uuid,
+    pub action: String,
+    pub before: Option<serde_json::Value>,
+    pub after: Option<serde_json::Value>,
+    pub reason: Option<String>,
+    pub job_run_id: Option<Uuid>,
+    pub actor: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A memory to create.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    pub user_id: UserId,
+    pub kind: &'static str,
+    pub category: String,
+    pub key: Option<String>,
+    pub content: String,
+    pub importance: f32,
+    pub source_event_ids: Vec<Uuid>,
+    pub source_quote: Option<String>,
+    pub derived_from: Vec<Uuid>,
+    pub valid_from: DateTime<Utc>,
+    pub pinned: bool,
+}
+
+/// Inserts a memory with its embedding and a `created` history row.
+pub async fn insert(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    memory: &NewMemory,
+    embedding: &Embedding,
+    embedding_model: &str,
+    reason: &str,
+    job_run_id: Option<Uuid>,
+) -> sqlx::Result<Uuid> {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO memories (tenant_id, id, user_id, kind, category, key, content, embedding, embedding_model,
+                               embedding_dims, importance, source_event_ids, source_quote, derived_from,
+                               valid_from, pinned, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $15)",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .bind(memory.user_id.as_str())
+    .bind(memory.kind)
+    .bind(&memory.category)
+    .bind(&memory.key)
+    .bind(&memory.content)
+    .bind(embedding.to_pgvector())
+    .bind(embedding_model)
+    .bind(embedding.dims() as i32)
+    .bind(memory.importance)
+    .bind(&memory.source_event_ids)
+    .bind(&memory.source_quote)
+    .bind(&memory.derived_from)
+    .bind(memory.valid_from)
+    .bind(memory.pinned)
+    .execute(&mut *conn)
+    .await?;
+    let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key,
+                       "content": memory.content, "importance": memory.importance});
+    record_history(conn, tenant, id, &memory.user_id, "created", None, Some(after), reason, job_run_id, None).await?;
+    Ok(id)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub async fn record_history(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    memory_id: Uuid,
+    user: &UserId,
+    action: &str,
+    before: Option<serde_json::Value>,
+    after: Option<serde_json::Value>,
+    reason: &str,
+    job_run_id: Option<Uuid>,
+    actor: Option<&str>,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, before, after, reason, job_run_id, actor)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(tenant.as_str())
+    .bind(Uuid::now_v7())
+    .bind(memory_id)
+    .bind(user.as_str())
+    .bind(action)
+    .bind(before)
+    .bind(after)
+    .bind(reason)
+    .bind(job_run_id)
+    .bind(actor)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Filters of a memory listing; every field was validated by the caller.
+#[derive(Debug, Default, Clone)]
+pub struct ListFilter {
+    pub category: Option<String>,
+    pub status: Option<String>,
+    pub kind: Option<String>,
+    /// Keyset cursor: the last id of the previous page (ids are time-ordered UUIDv7).
+    pub after: Option<Uuid>,
+    pub limit: i64,
+}
+
+/// One page, newest first, in a stable order: rows inserted meanwhile never shift it.
+pub async fn list(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, filter: &ListFilter) -> sqlx::Result<Vec<Memory>> {
+    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = "));
+    q.push_bind(tenant.as_str()).push(" AND user_id = ").push_bind(user.as_str());
+    q.push(" AND status = ").push_bind(filter.status.clone().unwrap_or_else(|| "active".into()));
+    if let Some(category) = &filter.category {
+        q.push(" AND category = ").push_bind(category.clone());
+    }
+    if let Some(kind) = &filter.kind {
+        q.push(" AND kind = ").push_bind(kind.clone());
+    }
+    if let Some(after) = filter.after {
+        q.push(" AND id < ").push_bind(after);
+    }
+    q.push(" ORDER BY id DESC LIMIT ").push_bind(filter.limit);
+    q.build_query_as().fetch_all(conn).await
+}
+
+pub async fn get(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, id: Uuid) -> sqlx::Result<Option<Memory>> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3"
+    )))
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+pub async fn history(conn: &mut PgConnection, tenant: &TenantId, id: Uuid) -> sqlx::Result<Vec<HistoryEntry>> {
+    sqlx::query_as(
+        "SELECT id, action, before, after, reason, job_run_id, actor, created_at
+           FROM memory_history WHERE tenant_id = $1 AND memory_id = $2 ORDER BY created_at, id",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .fetch_all(conn)
+    .await
+}

@@ -1,0 +1,185 @@
+//! Hybrid memory search: vector candidates from pgvector and keyword candidates
+//! from PostgreSQL text search (with substring bigrams for CJK), fused and ranked.
+//!
+//! Candidates are the union of the nearest `candidates` memories by cosine distance
+//! and up to `candidates` keyword matches. Each candidate gets
+//!
+//! ```text
+//! similarity = cosine similarity of query and memory embeddings
+//! lexical    = share of the query's terms the memory contains (0..1)
+//! relevance  = max(similarity, (similarity + lexical) / 2)     — keywords only ever help
+//! score      = relevance × (0.8 + 0.2 × decay)                 — decay: engram_decay(), 0..1
+//! ```
+//!
+//! so decay moves a score by at most 20%: an old but relevant fact still ranks.
+//! Scores are absolute (not rank-based like reciprocal rank fusion), which is what
+//! lets `min_score` and the hit/miss metric mean the same thing for every query.
+//! Lookups are read-only SQL; access statistics go through [`crate::access`].
+
+mod query;
+pub mod terms;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::configuration::SearchSettings;
+use crate::domain::{UserId, ValidationError};
+use crate::memories::{self, CATEGORIES};
+use crate::models::Embedding;
+
+pub use query::{SearchError, run};
+
+pub const KINDS: &[&str] = &["fact", "insight", "session_summary", "period_summary"];
+
+/// `POST /v1/search` as the client sends it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    pub user_id: String,
+    #[serde(default)]
+    pub query: String,
+    pub limit: Option<i64>,
+    pub min_score: Option<f64>,
+    pub categories: Option<Vec<String>>,
+    pub kinds: Option<Vec<String>>,
+    pub as_of: Option<String>,
+    /// A query vector the client computed itself, with the configured dimension.
+    pub embedding: Option<Vec<f32>>,
+}
+
+/// A validated search.
+#[derive(Debug, Clone)]
+pub struct SearchQuery {
+    pub user: UserId,
+    pub text: String,
+    pub limit: usize,
+    pub min_score: f64,
+    pub categories: Option<Vec<String>>,
+    /// `fact` and/or `insight`.
+    pub memory_kinds: Vec<String>,
+    pub session_summaries: bool,
+    pub period_summaries: bool,
+    pub as_of: Option<DateTime<Utc>>,
+    pub embedding: Option<Embedding>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResult {
+    pub id: String,
+    pub kind: String,
+    pub category: Option<String>,
+    pub key: Option<String>,
+    pub content: String,
+    pub score: f64,
+    pub similarity: f64,
+    pub updated_at: DateTime<Utc>,
+    pub source_event_ids: Vec<Uuid>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResponse {
+    pub results: Vec<SearchResult>,
+    pub hit: bool,
+    pub took_ms: f64,
+}
+
+impl SearchQuery {
+    pub fn parse(request: SearchRequest, limits: &SearchSettings, dims: usize) -> Result<Self, ValidationError> {
+        let user = UserId::parse(request.user_id)?;
+        let text = request.query.trim().to_owned();
+        if text.is_empty() && request.embedding.is_none() {
+            return Err(ValidationError::new("query", "must not be empty"));
+        }
+        if text.chars().count() > limits.max_query_chars {
+            return Err(ValidationError::new("query", format!("must be at most {} characters", limits.max_query_chars)));
+        }
+        let limit = request.limit.unwrap_or(limits.default_limit as i64);
+        if !(1..=limits.max_limit as i64).contains(&limit) {
+            return Err(ValidationError::new("limit", format!("must be between 1 and {}", limits.max_limit)));
+        }
+        let min_score = request.min_score.unwrap_or(limits.default_min_score);
+        if !(0.0..=1.0).contains(&min_score) {
+            return Err(ValidationError::new("min_score", "must be between 0 and 1"));
+        }
+        if let Some(categories) = &request.categories {
+            for category in categories {
+                memories::check_one_of("categories", category, CATEGORIES)?;
+            }
+        }
+        let kinds = request.kinds.unwrap_or_else(|| vec!["fact".into(), "insight".into()]);
+        if kinds.is_empty() {
+            return Err(ValidationError::new("kinds", "must not be empty"));
+        }
+        for kind in &kinds {
+            memories::check_one_of("kinds", kind, KINDS)?;
+        }
+        let as_of = request
+            .as_of
+            .map(|t| DateTime::parse_from_rfc3339(&t).map(|t| t.with_timezone(&Utc)))
+            .transpose()
+            .map_err(|_| ValidationError::new("as_of", "must be an RFC 3339 timestamp"))?;
+        let embedding = request
+            .embedding
+            .map(|values| Embedding::new(values, dims))
+            .transpose()
+            .map_err(|err| ValidationError::new("embedding", err.to_string()))?;
+        Ok(Self {
+            user,
+            text,
+            limit: limit as usize,
+            min_score,
+            categories: request.categories.filter(|c| !c.is_empty()),
+            memory_kinds: kinds.iter().filter(|k| memories::KINDS.contains(&k.as_str())).cloned().collect(),
+            session_summaries: kinds.iter().any(|k| k == "session_summary"),
+            period_summaries: kinds.iter().any(|k| k == "period_summary"),
+            as_of,
+            embedding,
+        })
+    }
+}
+
+/// The documented ranking formula (see the module documentation).
+pub fn score(similarity: f64, lexical: f64, decay: f64) -> f64 {
+    let relevance = similarity.max((similarity + lexical) / 2.0);
+    relevance * (0.8 + 0.2 * decay.clamp(0.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_only_help_and_decay_moves_a_score_by_at_most_a_fifth() {
+        assert_eq!(score(0.8, 0.0, 1.0), 0.8);
+        assert!(score(0.3, 1.0, 1.0) > score(0.3, 0.0, 1.0));
+        let fresh = score(0.7, 0.5, 1.0);
+        let stale = score(0.7, 0.5, 0.0);
+        assert!((stale / fresh - 0.8).abs() < 1e-9);
+    }
+
+    fn request(json: serde_json::Value) -> Result<SearchQuery, ValidationError> {
+        SearchQuery::parse(serde_json::from_value(json).unwrap(), &SearchSettings::default(), 3)
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let cases = [
+            (serde_json::json!({"user_id": "u", "query": ""}), "query"),
+            (serde_json::json!({"user_id": "u", "query": "q", "limit": 0}), "limit"),
+            (serde_json::json!({"user_id": "u", "query": "q", "limit": 51}), "limit"),
+            (serde_json::json!({"user_id": "u", "query": "q", "min_score": 1.5}), "min_score"),
+            (serde_json::json!({"user_id": "u", "query": "q", "categories": ["gossip"]}), "categories"),
+            (serde_json::json!({"user_id": "u", "query": "q", "kinds": ["dream"]}), "kinds"),
+            (serde_json::json!({"user_id": "u", "query": "q", "as_of": "then"}), "as_of"),
+            (serde_json::json!({"user_id": "u", "query": "q", "embedding": [1.0, 2.0]}), "embedding"),
+            (serde_json::json!({"user_id": "", "query": "q"}), "user_id"),
+            (serde_json::json!({"user_id": "u", "query": "x".repeat(2001)}), "query"),
+        ];
+        for (json, field) in cases {
+            assert_eq!(request(json.clone()).unwrap_err().field, field, "{json}");
+        }
+        let ok = request(serde_json::json!({"user_id": "u", "embedding": [1.0, 0.0, 0.0]})).unwrap();
+        assert_eq!(ok.memory_kinds, vec!["fact", "insight"]);
+    }
+}
