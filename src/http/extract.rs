@@ -62,8 +62,17 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
             let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
                 let path = err.path().to_string();
                 let inner = err.into_inner();
-                let field = if path == "." || inner.is_syntax() || inner.is_eof() { "body".to_owned() } else { path };
-                ValidationError::new(field, inner.to_string())
+                let message = inner.to_string();
+                // serde reports a missing field at its parent; name the field itself.
+                let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
+                let field = match (missing, path.as_str()) {
+                    _ if inner.is_syntax() || inner.is_eof() => "body".to_owned(),
+                    (Some(name), ".") => name.to_owned(),
+                    (Some(name), parent) => format!("{parent}.{name}"),
+                    (None, ".") => "body".to_owned(),
+                    (None, _) => path,
+                };
+                ValidationError::new(field, message)
             })?;
             Ok(JsonBody(value))
         })

@@ -11,6 +11,8 @@ use sqlx::{ConnectOptions, Connection};
 
 pub struct TestApp {
     pub address: String,
+    pub access: std::sync::Arc<engram::access::AccessRecorder>,
+    pub embedder: std::sync::Arc<engram::models::Embedder>,
     pub db: Database,
     /// The URL of this test's database, for running the `engram` binary against it.
     pub database_url: String,
@@ -54,10 +56,15 @@ pub async fn spawn_app() -> TestApp {
 
 pub async fn spawn_app_with(settings: Settings) -> TestApp {
     let (db, database_url) = fresh_database().await;
+    let embedder = std::sync::Arc::new(
+        engram::models::Embedder::from_settings(&Default::default(), std::path::Path::new(".engram"), Default::default())
+            .expect("the local model is installed"),
+    );
     let app = Application::build(settings, db.clone()).expect("the application builds");
     let address = format!("http://127.0.0.1:{}", app.port());
+    let access = app.access();
     tokio::spawn(app.run_until_stopped());
-    TestApp { address, db, database_url, client: reqwest::Client::new() }
+    TestApp { address, access, embedder, db, database_url, client: reqwest::Client::new() }
 }
 
 impl TestApp {
@@ -90,6 +97,60 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> reqwest::Response {
         self.client.get(format!("{}{path}", self.address)).send().await.unwrap()
+    }
+
+    pub async fn get_as(&self, key: &str, path: &str) -> reqwest::Response {
+        self.client.get(format!("{}{path}", self.address)).bearer_auth(key).send().await.unwrap()
+    }
+
+    pub async fn post_as(&self, key: &str, path: &str, body: &Value) -> reqwest::Response {
+        self.client.post(format!("{}{path}", self.address)).bearer_auth(key).json(body).send().await.unwrap()
+    }
+
+    pub async fn search(&self, key: &str, body: &Value) -> Value {
+        let response = self.post_as(key, "/v1/search", body).await;
+        assert_eq!(response.status(), 200, "search failed");
+        response.json().await.unwrap()
+    }
+
+    /// Stores a memory directly, as a consolidation job would, valid from `valid_from`.
+    pub async fn remember_at(
+        &self,
+        tenant: &str,
+        user: &str,
+        category: &str,
+        content: &str,
+        valid_from: chrono::DateTime<chrono::Utc>,
+    ) -> uuid::Uuid {
+        let tenant = TenantId::parse(tenant).unwrap();
+        let embedding = self.embedder.embed_one(content).await.unwrap();
+        let memory = engram::memories::NewMemory {
+            user_id: engram::domain::UserId::parse(user).unwrap(),
+            kind: "fact",
+            category: category.into(),
+            key: None,
+            content: content.into(),
+            importance: 0.6,
+            source_event_ids: vec![uuid::Uuid::now_v7()],
+            source_quote: Some(content.into()),
+            derived_from: vec![],
+            valid_from,
+            pinned: false,
+        };
+        let mut tx = self.db.tenant_tx(&tenant).await.unwrap();
+        let id = engram::memories::insert(&mut tx, &tenant, &memory, &embedding, self.embedder.model(), "test", None)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        id
+    }
+
+    pub async fn remember(&self, tenant: &str, user: &str, category: &str, content: &str) -> uuid::Uuid {
+        self.remember_at(tenant, user, category, content, chrono::Utc::now()).await
+    }
+
+    pub async fn metrics(&self) -> String {
+        self.get("/metrics").await.text().await.unwrap()
     }
 
     /// Events stored for every tenant, read as the service role.

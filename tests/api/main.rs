@@ -10,3 +10,5 @@ mod isolation;
 mod models_llm_e2e;
 mod models_local;
 mod models_openai;
+mod read_api;
+mod search;
