@@ -20,7 +20,7 @@ pub fn estimate_tokens(text: &str) -> usize {
     wide + narrow_bytes.div_ceil(4)
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ContextItem {
     pub id: String,
     pub kind: String,
@@ -28,7 +28,7 @@ pub struct ContextItem {
     pub tokens: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Context {
     pub text: String,
     pub tokens: usize,

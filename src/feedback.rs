@@ -65,7 +65,7 @@ impl Detector {
 }
 
 /// `POST /v1/feedback` as the client sends it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeedbackRequest {
     pub user_id: String,

@@ -29,7 +29,7 @@ pub enum IngestError {
 }
 
 /// What a batch did: ids and sessions in request order.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 pub struct Ingested {
     pub ids: Vec<Uuid>,
     pub session_ids: Vec<String>,

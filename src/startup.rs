@@ -9,6 +9,7 @@ use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
+use utoipa_actix_web::AppExt;
 
 use crate::access::AccessRecorder;
 use crate::configuration::Settings;
@@ -40,10 +41,13 @@ impl Application {
         let state = web::Data::new(AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone())?);
         let server = HttpServer::new(move || {
             App::new()
+                .into_utoipa_app()
+                .openapi(http::openapi::base())
                 .app_data(state.clone())
-                .wrap(from_fn(http::record_metrics))
                 .configure(http::configure)
-                .default_service(web::to(http::not_found))
+                .openapi_service(http::openapi::serve)
+                .map(|app| app.wrap(from_fn(http::record_metrics)).default_service(web::to(http::not_found)))
+                .into_app()
         })
         .workers(workers)
         .listen(listener)?

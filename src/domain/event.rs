@@ -38,7 +38,7 @@ impl Role {
 }
 
 /// The wire shape of one event; every field is checked by [`NewEvent::parse`].
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEvent {
     pub id: Option<String>,
@@ -46,7 +46,9 @@ pub struct RawEvent {
     pub session_id: Option<String>,
     pub role: Option<String>,
     pub content: Option<String>,
+    /// RFC 3339; the server's time when absent.
     pub created_at: Option<String>,
+    #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
 }
 

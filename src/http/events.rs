@@ -1,6 +1,7 @@
 //! `POST /v1/events`: append one event or a batch.
 
 use actix_web::{HttpResponse, post, web};
+use utoipa_actix_web::service_config::ServiceConfig;
 use chrono::Utc;
 
 use super::auth::require;
@@ -8,8 +9,16 @@ use super::error::ApiError;
 use super::extract::Body;
 use super::state::AppState;
 use crate::auth::{Principal, Scope};
-use crate::ingest;
+use super::openapi::{ErrorBody, EventsBody};
+use crate::ingest::{self, Ingested};
 
+#[utoipa::path(
+    tag = "events",
+    request_body(content = EventsBody, description = "One event, or up to `ingest.max_batch_events` in `events`"),
+    responses((status = 202, description = "Stored (or already stored)", body = Ingested), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              (status = 413, description = "Body over `server.max_body_bytes`", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[post("/v1/events")]
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
 async fn post_events(state: web::Data<AppState>, principal: Principal, body: Body) -> Result<HttpResponse, ApiError> {
@@ -22,6 +31,6 @@ async fn post_events(state: web::Data<AppState>, principal: Principal, body: Bod
     Ok(HttpResponse::Accepted().json(done))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(post_events);
 }

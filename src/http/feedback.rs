@@ -1,15 +1,24 @@
 //! `POST /v1/feedback`: a client's verdict on a memory it was served.
 
 use actix_web::{HttpResponse, post, web};
+use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
 
 use super::auth::require;
 use super::error::ApiError;
 use super::extract::JsonBody;
+use super::openapi::{Created, ErrorBody};
 use super::state::AppState;
 use crate::auth::{Principal, Scope};
 use crate::feedback::{self, FeedbackError, FeedbackRequest};
 
+#[utoipa::path(
+    tag = "lookups",
+    request_body = FeedbackRequest,
+    responses((status = 201, description = "Stored", body = Created), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              (status = 404, description = "No such memory for this user", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[post("/v1/feedback")]
 async fn post_feedback(
     state: web::Data<AppState>,
@@ -28,6 +37,6 @@ async fn post_feedback(
     Ok(HttpResponse::Created().json(json!({"id": id})))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(post_feedback);
 }

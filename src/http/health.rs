@@ -3,10 +3,13 @@
 use std::time::Duration;
 
 use actix_web::{HttpResponse, get, web};
+use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
 
+use super::openapi::{ErrorBody, Status};
 use super::state::AppState;
 
+#[utoipa::path(tag = "operations", responses((status = 200, description = "The process runs", body = Status)))]
 #[get("/healthz")]
 async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
@@ -14,6 +17,9 @@ async fn healthz() -> HttpResponse {
 
 /// Ready when the database answers within two seconds and the configured model
 /// endpoints answer with the configured embedding dimension.
+#[utoipa::path(tag = "operations", responses(
+    (status = 200, description = "Database and model endpoints answer", body = Status),
+    (status = 503, description = "Not ready; the message names why", body = ErrorBody)))]
 #[get("/readyz")]
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     let ping = sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&state.db.pool);
@@ -33,11 +39,12 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::ServiceUnavailable().json(json!({"error": {"code": "not_ready", "message": problems.join("; ")}}))
 }
 
+#[utoipa::path(tag = "operations", responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
 #[get("/metrics")]
 async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(state.metrics.render())
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(healthz).service(readyz).service(metrics);
 }

@@ -8,6 +8,7 @@ mod events;
 pub mod extract;
 mod feedback;
 mod health;
+pub mod openapi;
 mod search;
 pub mod state;
 mod users;
@@ -22,8 +23,8 @@ use actix_web::web;
 use error::ApiError;
 use state::AppState;
 
-/// Every route engram serves.
-pub fn configure(cfg: &mut web::ServiceConfig) {
+/// Every route engram serves, each also described in the OpenAPI document.
+pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     health::configure(cfg);
     events::configure(cfg);
     search::configure(cfg);

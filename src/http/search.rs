@@ -4,12 +4,14 @@
 use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use utoipa_actix_web::service_config::ServiceConfig;
 use chrono::Utc;
 use uuid::Uuid;
 
 use super::auth::require;
 use super::error::ApiError;
 use super::extract::{JsonBody, Params};
+use super::openapi::{ContextBody, ErrorBody};
 use super::state::AppState;
 use crate::auth::{Principal, Scope};
 use crate::context::{self, Candidate};
@@ -17,6 +19,12 @@ use crate::db::begin_tenant_tx;
 use crate::domain::{TenantId, UserId};
 use crate::search::{self, SearchQuery, SearchRequest, SearchResponse, SearchResult};
 
+#[utoipa::path(
+    tag = "lookups",
+    request_body = SearchRequest,
+    responses((status = 200, description = "Results at or above `min_score`, best first", body = SearchResponse), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[post("/v1/search")]
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
 async fn post_search(
@@ -44,6 +52,13 @@ async fn lookup(state: &AppState, tenant: &TenantId, query: &SearchQuery) -> Res
     Ok(results)
 }
 
+#[utoipa::path(
+    tag = "lookups",
+    params(("user_id" = String, Path), ("query" = Option<String>, Query, description = "What the agent is about to answer"),
+           ("max_tokens" = Option<usize>, Query, description = "Token budget of the block (default 512)")),
+    responses((status = 200, description = "A prompt-ready block within the budget", body = ContextBody), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[get("/v1/users/{user_id}/context")]
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
 async fn get_context(
@@ -99,6 +114,6 @@ async fn get_context(
     Ok(HttpResponse::Ok().json(body))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(post_search).service(get_context);
 }

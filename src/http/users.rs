@@ -2,12 +2,14 @@
 //! export and deletion.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, web};
+use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
 use uuid::Uuid;
 
 use super::auth::require;
 use super::error::ApiError;
 use super::extract::Params;
+use super::openapi::{Deleted, ErrorBody, Export, MemoryDetail, MemoryPage, SessionList, SummaryList};
 use super::state::AppState;
 use crate::auth::{Principal, Scope};
 use crate::db::begin_tenant_tx;
@@ -21,6 +23,14 @@ fn user_of(path: String) -> Result<UserId, ApiError> {
     Ok(UserId::parse(path)?)
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path), ("category" = Option<String>, Query), ("status" = Option<String>, Query, description = "Default `active`"),
+           ("kind" = Option<String>, Query), ("limit" = Option<i64>, Query, description = "1–200, default 50"),
+           ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "Newest first", body = MemoryPage), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[get("/v1/users/{user_id}/memories")]
 async fn list_memories(
     state: web::Data<AppState>,
@@ -51,6 +61,13 @@ async fn list_memories(
     Ok(HttpResponse::Ok().json(json!({"memories": page, "next_cursor": next_cursor})))
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path), ("memory_id" = Uuid, Path)),
+    responses((status = 200, description = "The memory and every change to it", body = MemoryDetail), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              (status = 404, description = "No such memory for this user", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[get("/v1/users/{user_id}/memories/{memory_id}")]
 async fn get_memory(
     state: web::Data<AppState>,
@@ -71,6 +88,12 @@ async fn get_memory(
     Ok(HttpResponse::Ok().json(json!({"memory": memory, "history": history})))
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path), ("limit" = Option<i64>, Query)),
+    responses((status = 200, description = "Latest first, with summaries", body = SessionList), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[get("/v1/users/{user_id}/sessions")]
 async fn list_sessions(
     state: web::Data<AppState>,
@@ -99,6 +122,12 @@ async fn list_sessions(
     Ok(HttpResponse::Ok().json(json!({"sessions": sessions})))
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path), ("limit" = Option<i64>, Query)),
+    responses((status = 200, description = "Period summaries, latest first", body = SummaryList), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[get("/v1/users/{user_id}/summaries")]
 async fn list_summaries(
     state: web::Data<AppState>,
@@ -126,6 +155,12 @@ async fn list_summaries(
     Ok(HttpResponse::Ok().json(json!({"summaries": summaries})))
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path)),
+    responses((status = 200, description = "Everything stored for the user (scope admin)", body = Export), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[get("/v1/users/{user_id}/export")]
 async fn export_user(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     require(&principal, Scope::Admin)?;
@@ -133,6 +168,12 @@ async fn export_user(state: web::Data<AppState>, principal: Principal, path: web
     Ok(HttpResponse::Ok().json(users::export(&state.db, &principal.tenant, &user).await?))
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path)),
+    responses((status = 200, description = "Deleted everywhere, audited (scope admin)", body = Deleted), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
 #[delete("/admin/v1/users/{user_id}")]
 async fn delete_user(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     require(&principal, Scope::Admin)?;
@@ -142,7 +183,7 @@ async fn delete_user(state: web::Data<AppState>, principal: Principal, path: web
     Ok(HttpResponse::Ok().json(json!({"user_id": user, "deleted": deleted})))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(list_memories)
         .service(get_memory)
         .service(list_sessions)

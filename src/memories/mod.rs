@@ -30,7 +30,7 @@ pub fn check_one_of(field: &str, value: &str, allowed: &[&str]) -> Result<(), Va
     }
 }
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Memory {
     pub id: Uuid,
     pub user_id: String,
@@ -59,7 +59,7 @@ pub const MEMORY_COLUMNS: &str = "id, user_id, kind, category, key, content, imp
      source_event_ids, source_quote, derived_from, access_count, last_accessed_at, valid_from, valid_to, \
      superseded_by, embedding_model, created_at, updated_at";
 
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct HistoryEntry {
     pub id: Uuid,
     pub action: String,

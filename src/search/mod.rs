@@ -33,7 +33,7 @@ pub use query::{SearchError, run};
 pub const KINDS: &[&str] = &["fact", "insight", "session_summary", "period_summary"];
 
 /// `POST /v1/search` as the client sends it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     pub user_id: String,
@@ -64,7 +64,7 @@ pub struct SearchQuery {
     pub embedding: Option<Embedding>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SearchResult {
     pub id: String,
     pub kind: String,
@@ -77,7 +77,7 @@ pub struct SearchResult {
     pub source_event_ids: Vec<Uuid>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SearchResponse {
     pub results: Vec<SearchResult>,
     pub hit: bool,

@@ -10,5 +10,6 @@ mod isolation;
 mod models_llm_e2e;
 mod models_local;
 mod models_openai;
+mod openapi;
 mod read_api;
 mod search;

@@ -1,0 +1,53 @@
+use serde_json::Value;
+
+use crate::helpers::spawn_app;
+
+/// Every route of the API contract.
+const ROUTES: &[(&str, &str)] = &[
+    ("post", "/v1/events"),
+    ("post", "/v1/search"),
+    ("get", "/v1/users/{user_id}/context"),
+    ("get", "/v1/users/{user_id}/memories"),
+    ("get", "/v1/users/{user_id}/memories/{memory_id}"),
+    ("get", "/v1/users/{user_id}/sessions"),
+    ("get", "/v1/users/{user_id}/summaries"),
+    ("post", "/v1/feedback"),
+    ("get", "/v1/users/{user_id}/export"),
+    ("delete", "/admin/v1/users/{user_id}"),
+    ("get", "/metrics"),
+    ("get", "/healthz"),
+    ("get", "/readyz"),
+    ("get", "/openapi.json"),
+];
+
+#[tokio::test]
+async fn the_openapi_document_describes_every_route_and_only_served_ones() {
+    let app = spawn_app().await;
+
+    let response = app.get("/openapi.json").await;
+    assert_eq!(response.status(), 200);
+    let doc: Value = response.json().await.unwrap();
+
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    assert_eq!(doc["components"]["securitySchemes"]["api_key"]["scheme"], "bearer");
+    for (method, path) in ROUTES {
+        let operation = &doc["paths"][path][method];
+        assert!(operation.is_object(), "{method} {path} is not documented");
+        assert!(operation["responses"].as_object().is_some_and(|r| !r.is_empty()), "{method} {path} has no responses");
+    }
+    assert!(doc["components"]["schemas"]["SearchRequest"]["properties"]["user_id"].is_object());
+    // Every documented path is served: none of them falls through to "no such route".
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, item) in paths {
+        let concrete = path.replace("{user_id}", "u1").replace("{memory_id}", &uuid::Uuid::nil().to_string());
+        for method in item.as_object().unwrap().keys() {
+            let request = app.client.request(method.to_uppercase().parse().unwrap(), format!("{}{concrete}", app.address));
+            let response = request.send().await.unwrap();
+            if response.status() == 404 {
+                let body: Value = response.json().await.unwrap_or_default();
+                assert_ne!(body["error"]["message"], "no such route", "{method} {path} is documented but not served");
+            }
+        }
+    }
+    assert_eq!(paths.len(), ROUTES.len(), "documented: {:?}", paths.keys().collect::<Vec<_>>());
+}
