@@ -33,11 +33,14 @@ pub struct ServerSettings {
     /// Largest request body accepted, in bytes; bigger bodies get 413.
     pub max_body_bytes: usize,
     pub workers: Option<usize>,
+    /// How long a checked API key is trusted without asking the database again;
+    /// a revoked key stops working within this time. 0 checks every request.
+    pub key_cache_secs: u64,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        Self { bind: "127.0.0.1:8080".into(), max_body_bytes: 8 * 1024 * 1024, workers: None }
+        Self { bind: "127.0.0.1:8080".into(), max_body_bytes: 8 * 1024 * 1024, workers: None, key_cache_secs: 10 }
     }
 }
 

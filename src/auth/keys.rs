@@ -105,7 +105,7 @@ impl Principal {
 }
 
 /// Keys are 192 random bits, so one unsalted SHA-256 is enough to make a leaked table useless.
-fn hash(secret: &str) -> Vec<u8> {
+pub fn hash(secret: &str) -> Vec<u8> {
     Sha256::digest(secret.as_bytes()).to_vec()
 }
 

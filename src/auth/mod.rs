@@ -1,8 +1,10 @@
 //! API keys: created by the CLI, stored only as SHA-256 hashes, presented as bearer
 //! tokens. A key belongs to one tenant and carries scopes.
 
+mod cache;
 mod keys;
 
+pub use cache::KeyCache;
 pub use keys::{ApiKey, CreatedKey, Principal, authenticate, create_key, list_keys, revoke_key};
 
 use std::fmt;

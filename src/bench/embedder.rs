@@ -31,7 +31,7 @@ pub async fn run(settings: &Settings, size: Size) -> anyhow::Result<Vec<Figure>>
     }
     let throughput = texts.len() as f64 / started.elapsed().as_secs_f64();
 
-    let figure = |metric, value, unit| Figure { scenario: "embedder", metric, value, unit };
+    let figure = |metric: &str, value, unit| Figure { scenario: "embedder", metric: metric.into(), value, unit };
     Ok(vec![
         figure("single_p50", percentile_ms(&latencies, 0.5), "ms"),
         figure("single_p99", percentile_ms(&latencies, 0.99), "ms"),

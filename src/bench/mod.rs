@@ -1,7 +1,9 @@
 //! `engram bench`: performance figures measured on this machine, printed as a table
 //! and optionally written as JSON. Figures are reported, never asserted.
 
+mod corpus;
 mod embedder;
+mod search;
 
 use std::path::Path;
 use std::time::Duration;
@@ -27,7 +29,7 @@ impl Size {
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
     pub scenario: &'static str,
-    pub metric: &'static str,
+    pub metric: String,
     pub value: f64,
     pub unit: &'static str,
 }
@@ -36,6 +38,7 @@ pub async fn run(settings: &Settings, quick: bool, json: Option<&Path>) -> anyho
     let size = Size::new(quick);
     let mut figures = Vec::new();
     figures.extend(embedder::run(settings, size).await?);
+    figures.extend(search::run(settings, quick).await?);
     print_table(&figures);
     if let Some(path) = json {
         let report = serde_json::json!({"quick": quick, "figures": figures});

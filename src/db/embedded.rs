@@ -15,7 +15,6 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 use sqlx::postgres::PgConnectOptions;
-use sqlx::{ConnectOptions, Connection};
 
 const PG_USER: &str = "engram-pg";
 const SUPERUSER: &str = "postgres";
@@ -72,23 +71,7 @@ impl EmbeddedPostgres {
     }
 
     pub async fn create_database(&self, name: &str) -> anyhow::Result<()> {
-        let mut conn = self.connect_options("postgres").connect().await.context("cannot connect to the embedded PostgreSQL")?;
-        let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-            .bind(name)
-            .fetch_one(&mut conn)
-            .await?;
-        if !exists {
-            // Identifiers cannot be bound; `name` is one of engram's constants.
-            let created = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\""))).execute(&mut conn).await;
-            match created {
-                Err(sqlx::Error::Database(err)) if err.code().as_deref() == Some("42P04") => {}
-                other => {
-                    other.with_context(|| format!("cannot create database {name}"))?;
-                }
-            }
-        }
-        conn.close().await?;
-        Ok(())
+        super::create_database(&self.connect_options("postgres"), name).await
     }
 
     /// Stops the server if this process started it.

@@ -37,14 +37,25 @@ pub struct Database {
 impl Database {
     /// Connects to `database.url`, or starts (or attaches to) the embedded server in `home`.
     pub async fn open(settings: &DatabaseSettings, home: &Path) -> anyhow::Result<Self> {
+        Self::open_named(settings, home, None).await
+    }
+
+    /// Like [`Database::open`], but on the database `name` of the same server, created
+    /// if missing (the benchmark's own database).
+    pub async fn open_named(settings: &DatabaseSettings, home: &Path, name: Option<&str>) -> anyhow::Result<Self> {
         let Some(url) = &settings.url else {
+            let name = name.unwrap_or(EMBEDDED_DATABASE);
             let server = EmbeddedPostgres::start(home, settings.pg_bin_dir.as_deref()).await?;
-            server.create_database(EMBEDDED_DATABASE).await?;
-            let options = server.connect_options(EMBEDDED_DATABASE);
+            server.create_database(name).await?;
+            let options = server.connect_options(name);
             let pool = connect_pool(settings, options).await.context("cannot connect to the embedded PostgreSQL")?;
             return Ok(Self { read_pool: pool.clone(), pool, embedded: Some(Arc::new(server)) });
         };
-        let options: PgConnectOptions = url.parse().context("database.url is not a valid PostgreSQL URL")?;
+        let mut options: PgConnectOptions = url.parse().context("database.url is not a valid PostgreSQL URL")?;
+        if let Some(name) = name {
+            create_database(&options, name).await?;
+            options = options.database(name);
+        }
         let pool = connect_pool(settings, options).await.context("cannot connect to database.url")?;
         require_pgvector(&pool).await?;
         let read_pool = match &settings.read_url {
@@ -83,12 +94,19 @@ impl Database {
 
 /// See [`Database::tenant_tx`]; usable on the read pool too.
 pub async fn begin_tenant_tx(pool: &PgPool, tenant: &TenantId) -> sqlx::Result<Transaction<'static, Postgres>> {
-    let mut tx = pool.begin().await?;
-    sqlx::query("SELECT set_config('role', 'engram_tenant', true), set_config('engram.tenant_id', $1, true)")
-        .bind(tenant.as_str())
-        .execute(&mut *tx)
-        .await?;
-    Ok(tx)
+    begin_tenant_tx_with(pool, tenant, "").await
+}
+
+/// A tenant transaction whose `BEGIN` also runs `settings` (more `SET LOCAL`s), all in
+/// one round trip.
+pub async fn begin_tenant_tx_with(
+    pool: &PgPool,
+    tenant: &TenantId,
+    settings: &str,
+) -> sqlx::Result<Transaction<'static, Postgres>> {
+    // A TenantId holds only [a-z0-9_-], so it is safe inside quotes.
+    let begin = format!("BEGIN; SET LOCAL ROLE engram_tenant; SET LOCAL engram.tenant_id = '{tenant}'; {settings}");
+    pool.begin_with(sqlx::AssertSqlSafe(begin)).await
 }
 
 async fn connect_pool(settings: &DatabaseSettings, options: PgConnectOptions) -> sqlx::Result<PgPool> {
@@ -97,6 +115,28 @@ async fn connect_pool(settings: &DatabaseSettings, options: PgConnectOptions) ->
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options.application_name("engram"))
         .await
+}
+
+/// Creates database `name` on the server of `server` unless it exists.
+pub(crate) async fn create_database(server: &PgConnectOptions, name: &str) -> anyhow::Result<()> {
+    use sqlx::{ConnectOptions, Connection};
+    let mut conn = server.clone().database("postgres").connect().await.context("cannot connect to PostgreSQL")?;
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+        .bind(name)
+        .fetch_one(&mut conn)
+        .await?;
+    if !exists {
+        // `name` is one of engram's constants, never user input; a concurrent creator is fine.
+        let created = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\""))).execute(&mut conn).await;
+        match created {
+            Err(sqlx::Error::Database(err)) if err.code().as_deref() == Some("42P04") => {}
+            other => {
+                other.with_context(|| format!("cannot create database {name}"))?;
+            }
+        }
+    }
+    conn.close().await?;
+    Ok(())
 }
 
 async fn require_pgvector(pool: &PgPool) -> anyhow::Result<()> {

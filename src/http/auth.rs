@@ -7,7 +7,7 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 
 use super::error::ApiError;
 use super::state::AppState;
-use crate::auth::{Principal, Scope, authenticate};
+use crate::auth::{Principal, Scope};
 
 impl FromRequest for Principal {
     type Error = ApiError;
@@ -25,7 +25,7 @@ impl FromRequest for Principal {
             let (Some(state), Some(secret)) = (state, secret) else {
                 return Err(ApiError::Unauthorized);
             };
-            authenticate(&state.db.pool, &secret).await?.ok_or(ApiError::Unauthorized)
+            state.keys.authenticate(&state.db.pool, &secret).await?.ok_or(ApiError::Unauthorized)
         })
     }
 }

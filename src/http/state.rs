@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::access::AccessRecorder;
+use crate::auth::KeyCache;
 use crate::configuration::Settings;
 use crate::feedback::Detector;
 use crate::memories::decay::DecayParams;
@@ -23,6 +24,7 @@ pub struct AppState {
     pub access: Arc<AccessRecorder>,
     pub detector: Detector,
     pub decay: DecayParams,
+    pub keys: KeyCache,
     model_check: tokio::sync::Mutex<Option<(Instant, Vec<String>)>>,
 }
 
@@ -36,7 +38,9 @@ impl AppState {
         access: Arc<AccessRecorder>,
     ) -> anyhow::Result<Self> {
         let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
+        let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
         Ok(Self {
+            keys,
             db,
             settings,
             metrics,

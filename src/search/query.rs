@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::terms::{Terms, terms};
 use super::{SearchQuery, SearchResult, score};
 use crate::configuration::SearchSettings;
-use crate::db::begin_tenant_tx;
+use crate::db::begin_tenant_tx_with;
 use crate::domain::TenantId;
 use crate::memories::decay::DecayParams;
 use crate::models::{Embedder, Embedding, ModelError};
@@ -37,11 +37,8 @@ pub async fn run(
         None => embedder.embed_one(&query.text).await?,
     };
     let terms = terms(&query.text);
-    let mut tx = begin_tenant_tx(pool, tenant).await?;
-    sqlx::query("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)")
-        .bind(settings.ef_search.to_string())
-        .execute(&mut *tx)
-        .await?;
+    let hnsw = format!("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {}", settings.ef_search);
+    let mut tx = begin_tenant_tx_with(pool, tenant, &hnsw).await?;
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
         results.extend(memories(&mut tx, tenant, query, &vector, &terms, settings, decay, now).await?);

@@ -80,3 +80,18 @@ async fn cli_rejects_bad_scopes_and_tenants_with_a_clear_message() {
     assert!(!bad_tenant.status.success());
     assert!(String::from_utf8_lossy(&bad_tenant.stderr).contains("--tenant"));
 }
+
+#[tokio::test]
+async fn a_revoked_key_stops_working_once_the_key_cache_expires() {
+    let mut settings = crate::helpers::test_settings();
+    settings.server.key_cache_secs = 1;
+    let app = crate::helpers::spawn_app_with(settings).await;
+    let secret = app.key("acme", "ingest").await;
+    assert_eq!(app.post_events(&secret, &event()).await.status(), 202);
+    let id: uuid::Uuid = sqlx::query_scalar("SELECT id FROM api_keys").fetch_one(&app.db.pool).await.unwrap();
+
+    engram::auth::revoke_key(&app.db.pool, id).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+
+    assert_eq!(app.post_events(&secret, &event()).await.status(), 401);
+}

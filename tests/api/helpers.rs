@@ -47,6 +47,7 @@ pub fn test_settings() -> Settings {
     let mut settings = Settings::default();
     settings.server.bind = "127.0.0.1:0".into();
     settings.server.workers = Some(1);
+    settings.server.key_cache_secs = 0;
     settings
 }
 

@@ -1,0 +1,158 @@
+//! Search under load: an engram on loopback over the generated corpus, concurrent
+//! clients sending client-side query vectors and text queries, and the recall@10 of
+//! the large user's vector search against an exact scan.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+use sqlx::PgPool;
+
+use super::corpus::{self, CorpusSize, LARGE_USER, TENANT};
+use super::{Figure, percentile_ms};
+use crate::auth::{self, Scope};
+use crate::configuration::Settings;
+use crate::db::Database;
+use crate::domain::TenantId;
+use crate::startup::Application;
+
+const QUESTIONS: &[&str] = &["what did we decide", "which database", "deployment plans", "favourite editor", "team size"];
+
+pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>> {
+    let (size, seconds, recall_queries) = if quick {
+        (CorpusSize { users: 300, per_user: 100, large_user: 10_000 }, 5, 20)
+    } else {
+        (CorpusSize { users: 10_000, per_user: 100, large_user: 100_000 }, 20, 100)
+    };
+    let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
+    db.migrate().await?;
+    let build_seconds = corpus::ensure(&db.pool, size).await?;
+    let (centroids, noise) = corpus::vectors(&db.pool).await?;
+    let vectors = Arc::new((centroids, noise));
+
+    let mut config = settings.clone();
+    config.server.bind = "127.0.0.1:0".into();
+    config.server.key_cache_secs = 300;
+    config.database.max_connections = 32;
+    let app = Application::build(config, db.clone())?;
+    let base = format!("http://127.0.0.1:{}/v1/search", app.port());
+    tokio::spawn(app.run_until_stopped());
+    let key = auth::create_key(&db.pool, &TenantId::parse(TENANT)?, &[Scope::Read], Some("bench")).await?.secret;
+
+    let users = size.users;
+    let with_vectors = load(&base, &key, 32, Duration::from_secs(seconds), {
+        let vectors = vectors.clone();
+        move |rng: &mut StdRng, _| {
+            let user = if rng.random_ratio(1, 10) { LARGE_USER.to_owned() } else { format!("u{}", rng.random_range(0..users)) };
+            let question = QUESTIONS[rng.random_range(0..QUESTIONS.len())];
+            json!({"user_id": user, "query": question, "embedding": query_vector(&vectors, rng), "limit": 10, "min_score": 0.0})
+        }
+    })
+    .await?;
+    let with_text = load(&base, &key, 8, Duration::from_secs(seconds), move |rng: &mut StdRng, n| {
+        let user = format!("u{}", rng.random_range(0..users));
+        // Distinct texts, so the embedding cache does not answer for the model.
+        json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
+    })
+    .await?;
+    let recall = recall_at_10(&db.pool, &vectors, recall_queries).await?;
+
+    let mut figures = vec![
+        Figure { scenario: "search", metric: "corpus_memories".into(), value: size.total() as f64, unit: "memories" },
+        Figure { scenario: "search", metric: "corpus_build".into(), value: build_seconds, unit: "s (0: reused)" },
+    ];
+    for (name, stats) in [("vector", &with_vectors), ("text", &with_text)] {
+        figures.extend(stats.figures(name));
+    }
+    figures.push(Figure { scenario: "search", metric: "large_user_recall_at_10".into(), value: recall, unit: "share" });
+    Ok(figures)
+}
+
+fn query_vector(vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>), rng: &mut StdRng) -> Vec<f32> {
+    let (centroids, noise) = vectors;
+    let c = &centroids[rng.random_range(0..centroids.len())];
+    let n = &noise[rng.random_range(0..noise.len())];
+    c.iter().zip(n).map(|(a, b)| a + b).collect()
+}
+
+struct LoadStats {
+    latencies: Vec<Duration>,
+    errors: usize,
+    seconds: f64,
+    concurrency: usize,
+}
+
+impl LoadStats {
+    fn figures(&self, name: &str) -> Vec<Figure> {
+        let metric = |suffix: &str| format!("{name}_{suffix}");
+        vec![
+            Figure { scenario: "search", metric: metric("concurrency"), value: self.concurrency as f64, unit: "clients" },
+            Figure { scenario: "search", metric: metric("p50"), value: percentile_ms(&self.latencies, 0.5), unit: "ms" },
+            Figure { scenario: "search", metric: metric("p95"), value: percentile_ms(&self.latencies, 0.95), unit: "ms" },
+            Figure { scenario: "search", metric: metric("p99"), value: percentile_ms(&self.latencies, 0.99), unit: "ms" },
+            Figure { scenario: "search", metric: metric("throughput"), value: self.latencies.len() as f64 / self.seconds, unit: "req/s" },
+            Figure { scenario: "search", metric: metric("errors"), value: self.errors as f64, unit: "requests" },
+        ]
+    }
+}
+
+/// `concurrency` clients send requests built by `body` for `duration`.
+async fn load<F>(url: &str, key: &str, concurrency: usize, duration: Duration, body: F) -> anyhow::Result<LoadStats>
+where
+    F: Fn(&mut StdRng, usize) -> serde_json::Value + Clone + Send + 'static,
+{
+    let client = reqwest::Client::builder().pool_max_idle_per_host(concurrency).build()?;
+    let started = Instant::now();
+    let deadline = started + duration;
+    let mut tasks = Vec::new();
+    for worker in 0..concurrency {
+        let (client, url, key, body) = (client.clone(), url.to_owned(), key.to_owned(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut rng = StdRng::seed_from_u64(worker as u64);
+            let (mut latencies, mut errors, mut n) = (Vec::new(), 0, worker);
+            while Instant::now() < deadline {
+                let request = body(&mut rng, n);
+                n += concurrency;
+                let sent = Instant::now();
+                match client.post(&url).bearer_auth(&key).json(&request).send().await {
+                    Ok(response) if response.status().is_success() => {
+                        let _ = response.bytes().await;
+                        latencies.push(sent.elapsed());
+                    }
+                    _ => errors += 1,
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut stats = LoadStats { latencies: Vec::new(), errors: 0, seconds: 0.0, concurrency };
+    for task in tasks {
+        let (latencies, errors) = task.await?;
+        stats.latencies.extend(latencies);
+        stats.errors += errors;
+    }
+    stats.seconds = started.elapsed().as_secs_f64();
+    stats.latencies.sort();
+    Ok(stats)
+}
+
+/// The share of the exact 10 nearest neighbours that the index scan search uses finds.
+async fn recall_at_10(pool: &PgPool, vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>), queries: usize) -> anyhow::Result<f64> {
+    let mut rng = StdRng::seed_from_u64(42);
+    let sql = "SELECT id FROM memories WHERE tenant_id = 'bench' AND user_id = 'large' AND status = 'active'
+                 AND embedding_dims = 384 ORDER BY embedding::vector(384) <=> $1 LIMIT 10";
+    let mut found = 0;
+    for _ in 0..queries {
+        let q = pgvector::Vector::from(query_vector(vectors, &mut rng));
+        let mut tx = pool.begin().await?;
+        sqlx::raw_sql("SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = 100").execute(&mut *tx).await?;
+        let approx: Vec<uuid::Uuid> = sqlx::query_scalar(sql).bind(&q).fetch_all(&mut *tx).await?;
+        sqlx::raw_sql("SET LOCAL enable_indexscan = off").execute(&mut *tx).await?;
+        let exact: Vec<uuid::Uuid> = sqlx::query_scalar(sql).bind(&q).fetch_all(&mut *tx).await?;
+        tx.rollback().await?;
+        found += approx.iter().filter(|id| exact.contains(id)).count();
+    }
+    Ok(found as f64 / (queries * 10) as f64)
+}
