@@ -12,6 +12,8 @@ AS $$
          * (0.5 + 0.5 * least(1.0, ln(1 + greatest(access_count, 0)) / ln(11)))
 $$;
 
-CREATE INDEX memories_served ON memories (tenant_id, user_id, last_accessed_at DESC) WHERE status = 'active';
+-- Access statistics change often: leave room on each page and index neither column, so
+-- those updates stay heap-only (HOT) and never touch the HNSW, GIN or btree indexes.
+ALTER TABLE memories SET (fillfactor = 80);
 CREATE INDEX feedback_memory ON feedback (tenant_id, memory_id);
 CREATE INDEX sessions_summary_tsv ON sessions USING gin (to_tsvector('simple', coalesce(summary, '')));
