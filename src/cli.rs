@@ -50,12 +50,17 @@ pub enum Command {
     },
     /// Measure performance on this machine and print the figures.
     Bench {
+        /// Scenarios to run (embedder, search); all when none is named.
+        scenarios: Vec<String>,
         /// A small size that finishes in well under two minutes.
         #[arg(long)]
         quick: bool,
         /// Also write the figures as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Concurrent clients of the search load test.
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
     },
 }
 
@@ -96,8 +101,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         )),
         _ => None,
     };
-    if let Command::Bench { quick, json } = &cli.command {
-        return crate::bench::run(&settings, *quick, json.as_deref()).await;
+    if let Command::Bench { scenarios, quick, json, clients } = &cli.command {
+        return crate::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;
     }
     let db = Database::open(&settings.database, &cli.home).await?;
     if settings.database.auto_migrate || matches!(cli.command, Command::Migrate) {

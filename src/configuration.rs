@@ -117,7 +117,7 @@ impl Default for SearchSettings {
             default_min_score: 0.3,
             max_query_chars: 2000,
             candidates: 40,
-            ef_search: 100,
+            ef_search: 200,
             access_flush_ms: 1000,
             context_default_tokens: 512,
             context_max_tokens: 8192,

@@ -34,14 +34,30 @@ pub struct Figure {
     pub unit: &'static str,
 }
 
-pub async fn run(settings: &Settings, quick: bool, json: Option<&Path>) -> anyhow::Result<()> {
+pub const SCENARIOS: &[&str] = &["embedder", "search"];
+
+pub async fn run(
+    settings: &Settings,
+    scenarios: &[String],
+    quick: bool,
+    clients: usize,
+    json: Option<&Path>,
+) -> anyhow::Result<()> {
+    if let Some(unknown) = scenarios.iter().find(|s| !SCENARIOS.contains(&s.as_str())) {
+        anyhow::bail!("unknown scenario `{unknown}` (expected {})", SCENARIOS.join(", "));
+    }
+    let wanted = |name: &str| scenarios.is_empty() || scenarios.iter().any(|s| s == name);
     let size = Size::new(quick);
     let mut figures = Vec::new();
-    figures.extend(embedder::run(settings, size).await?);
-    figures.extend(search::run(settings, quick).await?);
+    if wanted("embedder") {
+        figures.extend(embedder::run(settings, size).await?);
+    }
+    if wanted("search") {
+        figures.extend(search::run(settings, quick, clients).await?);
+    }
     print_table(&figures);
     if let Some(path) = json {
-        let report = serde_json::json!({"quick": quick, "figures": figures});
+        let report = serde_json::json!({"quick": quick, "clients": clients, "figures": figures});
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
         println!("figures written to {}", path.display());
     }

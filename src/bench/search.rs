@@ -20,7 +20,7 @@ use crate::startup::Application;
 
 const QUESTIONS: &[&str] = &["what did we decide", "which database", "deployment plans", "favourite editor", "team size"];
 
-pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>> {
+pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Result<Vec<Figure>> {
     let (size, seconds, recall_queries) = if quick {
         (CorpusSize { users: 300, per_user: 100, large_user: 10_000 }, 5, 20)
     } else {
@@ -42,7 +42,7 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     let key = auth::create_key(&db.pool, &TenantId::parse(TENANT)?, &[Scope::Read], Some("bench")).await?.secret;
 
     let users = size.users;
-    let with_vectors = load(&base, &key, 32, Duration::from_secs(seconds), {
+    let with_vectors = load(&base, &key, clients, Duration::from_secs(seconds), {
         let vectors = vectors.clone();
         move |rng: &mut StdRng, _| {
             let user = if rng.random_ratio(1, 10) { LARGE_USER.to_owned() } else { format!("u{}", rng.random_range(0..users)) };
@@ -51,13 +51,13 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
         }
     })
     .await?;
-    let with_text = load(&base, &key, 8, Duration::from_secs(seconds), move |rng: &mut StdRng, n| {
+    let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), move |rng: &mut StdRng, n| {
         let user = format!("u{}", rng.random_range(0..users));
         // Distinct texts, so the embedding cache does not answer for the model.
         json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
     })
     .await?;
-    let recall = recall_at_10(&db.pool, &vectors, recall_queries).await?;
+    let recall = recall_at_10(&db.pool, &vectors, recall_queries, settings.search.ef_search).await?;
 
     let mut figures = vec![
         Figure { scenario: "search", metric: "corpus_memories".into(), value: size.total() as f64, unit: "memories" },
@@ -139,7 +139,12 @@ where
 }
 
 /// The share of the exact 10 nearest neighbours that the index scan search uses finds.
-async fn recall_at_10(pool: &PgPool, vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>), queries: usize) -> anyhow::Result<f64> {
+async fn recall_at_10(
+    pool: &PgPool,
+    vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>),
+    queries: usize,
+    ef_search: u32,
+) -> anyhow::Result<f64> {
     let mut rng = StdRng::seed_from_u64(42);
     let sql = "SELECT id FROM memories WHERE tenant_id = 'bench' AND user_id = 'large' AND status = 'active'
                  AND embedding_dims = 384 ORDER BY embedding::vector(384) <=> $1 LIMIT 10";
@@ -147,7 +152,8 @@ async fn recall_at_10(pool: &PgPool, vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>), q
     for _ in 0..queries {
         let q = pgvector::Vector::from(query_vector(vectors, &mut rng));
         let mut tx = pool.begin().await?;
-        sqlx::raw_sql("SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = 100").execute(&mut *tx).await?;
+        let settings = format!("SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = {ef_search}");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(settings)).execute(&mut *tx).await?;
         let approx: Vec<uuid::Uuid> = sqlx::query_scalar(sql).bind(&q).fetch_all(&mut *tx).await?;
         sqlx::raw_sql("SET LOCAL enable_indexscan = off").execute(&mut *tx).await?;
         let exact: Vec<uuid::Uuid> = sqlx::query_scalar(sql).bind(&q).fetch_all(&mut *tx).await?;

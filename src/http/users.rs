@@ -101,24 +101,12 @@ async fn list_sessions(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Read)?;
-    let user = user_of(path.into_inner())?;
-    let params = Params::parse(&req, &["limit"])?;
-    let limit = params.int("limit", 20, 1..=MAX_PAGE)?;
-    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
-    let sessions: serde_json::Value = sqlx::query_scalar(
-        "SELECT coalesce(jsonb_agg(s ORDER BY s.last_event_at DESC), '[]') FROM (
+    let sql = "SELECT coalesce(jsonb_agg(s ORDER BY s.last_event_at DESC), '[]') FROM (
             SELECT session_id, started_at, last_event_at, event_count, ended_at, summary, summary_event_ids,
                    summarized_at, archived_at
               FROM sessions WHERE tenant_id = $1 AND user_id = $2
-             ORDER BY last_event_at DESC LIMIT $3) s",
-    )
-    .bind(principal.tenant.as_str())
-    .bind(user.as_str())
-    .bind(limit)
-    .fetch_one(&mut *tx)
-    .await?;
-    tx.commit().await?;
+             ORDER BY last_event_at DESC LIMIT $3) s";
+    let sessions = latest_rows(&state, &principal, path.into_inner(), &req, sql).await?;
     Ok(HttpResponse::Ok().json(json!({"sessions": sessions})))
 }
 
@@ -135,24 +123,34 @@ async fn list_summaries(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Read)?;
-    let user = user_of(path.into_inner())?;
-    let params = Params::parse(&req, &["limit"])?;
-    let limit = params.int("limit", 20, 1..=MAX_PAGE)?;
-    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
-    let summaries: serde_json::Value = sqlx::query_scalar(
-        "SELECT coalesce(jsonb_agg(p ORDER BY p.period_start DESC), '[]') FROM (
+    let sql = "SELECT coalesce(jsonb_agg(p ORDER BY p.period_start DESC), '[]') FROM (
             SELECT id, period, period_start, period_end, summary, session_ids, created_at, updated_at
               FROM period_summaries WHERE tenant_id = $1 AND user_id = $2
-             ORDER BY period_start DESC LIMIT $3) p",
-    )
-    .bind(principal.tenant.as_str())
-    .bind(user.as_str())
-    .bind(limit)
-    .fetch_one(&mut *tx)
-    .await?;
-    tx.commit().await?;
+             ORDER BY period_start DESC LIMIT $3) p";
+    let summaries = latest_rows(&state, &principal, path.into_inner(), &req, sql).await?;
     Ok(HttpResponse::Ok().json(json!({"summaries": summaries})))
+}
+
+/// The user's latest rows as a JSON array, by `sql` taking tenant, user and limit.
+async fn latest_rows(
+    state: &AppState,
+    principal: &Principal,
+    user: String,
+    req: &HttpRequest,
+    sql: &'static str,
+) -> Result<serde_json::Value, ApiError> {
+    require(principal, Scope::Read)?;
+    let user = user_of(user)?;
+    let limit = Params::parse(req, &["limit"])?.int("limit", 20, 1..=MAX_PAGE)?;
+    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
+    let rows = sqlx::query_scalar(sql)
+        .bind(principal.tenant.as_str())
+        .bind(user.as_str())
+        .bind(limit)
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(rows)
 }
 
 #[utoipa::path(

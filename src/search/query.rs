@@ -37,7 +37,14 @@ pub async fn run(
         None => embedder.embed_one(&query.text).await?,
     };
     let terms = terms(&query.text);
-    let hnsw = format!("SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {}", settings.ef_search);
+    // Custom plans: whether the HNSW index or the user's own rows are the faster way to
+    // the nearest neighbours depends on how many memories this user has, which a
+    // generic plan cannot know.
+    let hnsw = format!(
+        "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {}; \
+         SET LOCAL plan_cache_mode = force_custom_plan",
+        settings.ef_search
+    );
     let mut tx = begin_tenant_tx_with(pool, tenant, &hnsw).await?;
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
