@@ -1,0 +1,239 @@
+//! The sections of `engram.toml`, each with its compiled-in defaults.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Address `engram serve` listens on; `--bind` overrides it.
+    pub bind: String,
+    /// Largest request body accepted, in bytes; bigger bodies get 413.
+    pub max_body_bytes: usize,
+    pub workers: Option<usize>,
+    /// How long a checked API key is trusted without asking the database again;
+    /// a revoked key stops working within this time. 0 checks every request.
+    pub key_cache_secs: u64,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self { bind: "127.0.0.1:8080".into(), max_body_bytes: 8 * 1024 * 1024, workers: None, key_cache_secs: 10 }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// Unset: engram runs its own PostgreSQL under the home directory.
+    pub url: Option<String>,
+    /// Unset: lookups use `url`.
+    pub read_url: Option<String>,
+    pub max_connections: u32,
+    /// Where the embedded PostgreSQL binaries are; found automatically when unset.
+    pub pg_bin_dir: Option<PathBuf>,
+    /// Every command applies pending migrations before it starts.
+    pub auto_migrate: bool,
+}
+
+impl Default for DatabaseSettings {
+    fn default() -> Self {
+        Self {
+            url: None,
+            read_url: None,
+            max_connections: 16,
+            pg_bin_dir: None,
+            auto_migrate: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IngestSettings {
+    /// A session without an explicit id ends after this many idle minutes.
+    pub session_idle_minutes: u32,
+    pub max_batch_events: usize,
+    pub max_content_bytes: usize,
+    pub max_metadata_bytes: usize,
+}
+
+impl Default for IngestSettings {
+    fn default() -> Self {
+        Self {
+            session_idle_minutes: 30,
+            max_batch_events: 1000,
+            max_content_bytes: 32 * 1024,
+            max_metadata_bytes: 16 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchSettings {
+    pub default_limit: usize,
+    pub max_limit: usize,
+    /// Results below this score are dropped; a lookup with none left is a miss.
+    pub default_min_score: f64,
+    pub max_query_chars: usize,
+    /// Candidates taken from each of the vector and the keyword search.
+    pub candidates: usize,
+    /// pgvector's `hnsw.ef_search` for lookups.
+    pub ef_search: u32,
+    /// How often buffered access statistics are written.
+    pub access_flush_ms: u64,
+    pub context_default_tokens: usize,
+    pub context_max_tokens: usize,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        Self {
+            default_limit: 5,
+            max_limit: 50,
+            default_min_score: 0.3,
+            max_query_chars: 2000,
+            candidates: 40,
+            ef_search: 200,
+            access_flush_ms: 1000,
+            context_default_tokens: 512,
+            context_max_tokens: 8192,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CorrectionSettings {
+    /// Case-insensitive regular expressions for user messages that correct the agent.
+    pub patterns: Vec<String>,
+    /// How long after memories were served a correction is linked to them.
+    pub window_minutes: u32,
+}
+
+impl Default for CorrectionSettings {
+    fn default() -> Self {
+        Self { patterns: crate::feedback::default_patterns(), window_minutes: 30 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    pub format: LogFormat,
+    /// `RUST_LOG`-style filter; the `RUST_LOG` variable wins when set.
+    pub filter: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        Self { format: LogFormat::Text, filter: "info,sqlx=warn".into() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingProvider {
+    #[default]
+    Local,
+    Openai,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingSettings {
+    pub provider: EmbeddingProvider,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    /// Required for `openai`: the dimension every returned vector must have.
+    pub dimensions: Option<u32>,
+    /// Send `dimensions` in requests (OpenAI's text-embedding-3 models shorten vectors).
+    pub send_dimensions: bool,
+    pub batch_size: usize,
+    pub timeout_secs: u64,
+    /// Embeddings kept in memory for repeated texts; 0 disables the cache.
+    pub cache_entries: usize,
+    /// Where the local model files are; found automatically when unset.
+    pub models_dir: Option<PathBuf>,
+    /// Threads per local inference; defaults to the number of CPUs.
+    pub threads: Option<usize>,
+    /// Local inference sessions that may run at once.
+    pub local_sessions: usize,
+}
+
+impl Default for EmbeddingSettings {
+    fn default() -> Self {
+        Self {
+            provider: EmbeddingProvider::Local,
+            base_url: None,
+            model: None,
+            api_key: None,
+            dimensions: None,
+            send_dimensions: false,
+            batch_size: 64,
+            timeout_secs: 30,
+            cache_entries: 10_000,
+            models_dir: None,
+            threads: None,
+            local_sessions: 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmProvider {
+    #[default]
+    None,
+    Openai,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    pub provider: LlmProvider,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    /// The deadline of one call, retries included.
+    pub timeout_secs: u64,
+    pub max_tokens: u32,
+    pub temperature: f32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        Self {
+            provider: LlmProvider::None,
+            base_url: None,
+            model: None,
+            api_key: None,
+            timeout_secs: 120,
+            max_tokens: 1024,
+            temperature: 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobSettings {
+    pub dir: PathBuf,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        Self { dir: PathBuf::from("jobs") }
+    }
+}
