@@ -1,7 +1,7 @@
 //! Access statistics without write latency: every memory a lookup serves is counted
-//! here, in memory, and the counts reach `access_count` / `last_accessed_at` in
-//! batches — every `search.access_flush_ms`, and on shutdown — so lookups stay
-//! read-only SQL and can run on a read replica.
+//! here, in memory, and the counts reach `memory_access` in batches — every
+//! `search.access_flush_ms`, and on shutdown — so lookups stay read-only SQL and can
+//! run on a read replica.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -11,20 +11,23 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::db::begin_tenant_tx;
-use crate::domain::TenantId;
+use crate::domain::{TenantId, UserId};
+
+/// Buffered counts: (tenant, memory) → (user, accesses, last access).
+type Pending = HashMap<(TenantId, Uuid), (UserId, i32, DateTime<Utc>)>;
 
 #[derive(Default)]
 pub struct AccessRecorder {
-    pending: Mutex<HashMap<(TenantId, Uuid), (i32, DateTime<Utc>)>>,
+    pending: Mutex<Pending>,
 }
 
 impl AccessRecorder {
-    pub fn record(&self, tenant: &TenantId, ids: impl IntoIterator<Item = Uuid>, at: DateTime<Utc>) {
+    pub fn record(&self, tenant: &TenantId, user: &UserId, ids: impl IntoIterator<Item = Uuid>, at: DateTime<Utc>) {
         let mut pending = self.pending.lock().expect("access lock");
         for id in ids {
-            let entry = pending.entry((tenant.clone(), id)).or_insert((0, at));
-            entry.0 += 1;
-            entry.1 = entry.1.max(at);
+            let entry = pending.entry((tenant.clone(), id)).or_insert((user.clone(), 0, at));
+            entry.1 += 1;
+            entry.2 = entry.2.max(at);
         }
     }
 
@@ -35,24 +38,21 @@ impl AccessRecorder {
     /// Writes the buffered counts, one statement per tenant; returns the memories updated.
     /// Counts that cannot be written are put back for the next flush.
     pub async fn flush(&self, pool: &PgPool) -> sqlx::Result<usize> {
-        let drained: Vec<_> = std::mem::take(&mut *self.pending.lock().expect("access lock")).into_iter().collect();
-        let mut by_tenant: HashMap<TenantId, (Vec<Uuid>, Vec<i32>, Vec<DateTime<Utc>>)> = HashMap::new();
-        for ((tenant, id), (count, at)) in drained {
-            let batch = by_tenant.entry(tenant).or_default();
-            batch.0.push(id);
-            batch.1.push(count);
-            batch.2.push(at);
+        let drained: Pending = std::mem::take(&mut *self.pending.lock().expect("access lock"));
+        let mut by_tenant: HashMap<TenantId, Pending> = HashMap::new();
+        for (key, value) in drained {
+            by_tenant.entry(key.0.clone()).or_default().insert(key, value);
         }
         let mut updated = 0;
-        for (tenant, (ids, counts, times)) in by_tenant {
-            match write(pool, &tenant, &ids, &counts, &times).await {
+        for (tenant, batch) in by_tenant {
+            match write(pool, &tenant, &batch).await {
                 Ok(n) => updated += n,
                 Err(err) => {
                     let mut pending = self.pending.lock().expect("access lock");
-                    for ((id, count), at) in ids.into_iter().zip(counts).zip(times) {
-                        let entry = pending.entry((tenant.clone(), id)).or_insert((0, at));
-                        entry.0 += count;
-                        entry.1 = entry.1.max(at);
+                    for (key, (user, count, at)) in batch {
+                        let entry = pending.entry(key).or_insert((user, 0, at));
+                        entry.1 += count;
+                        entry.2 = entry.2.max(at);
                     }
                     return Err(err);
                 }
@@ -62,18 +62,24 @@ impl AccessRecorder {
     }
 }
 
-async fn write(pool: &PgPool, tenant: &TenantId, ids: &[Uuid], counts: &[i32], times: &[DateTime<Utc>]) -> sqlx::Result<usize> {
+async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Result<usize> {
+    let ids: Vec<Uuid> = batch.keys().map(|k| k.1).collect();
+    let users: Vec<&str> = batch.values().map(|v| v.0.as_str()).collect();
+    let counts: Vec<i32> = batch.values().map(|v| v.1).collect();
+    let times: Vec<DateTime<Utc>> = batch.values().map(|v| v.2).collect();
     let mut tx = begin_tenant_tx(pool, tenant).await?;
     let done = sqlx::query(
-        "UPDATE memories m SET access_count = m.access_count + a.n,
-                last_accessed_at = greatest(m.last_accessed_at, a.at)
-           FROM unnest($2::uuid[], $3::int[], $4::timestamptz[]) AS a(id, n, at)
-          WHERE m.tenant_id = $1 AND m.id = a.id",
+        "INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
+         SELECT $1, id, u, n, at FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[]) AS x(id, u, n, at)
+         ON CONFLICT (tenant_id, memory_id) DO UPDATE
+            SET access_count = memory_access.access_count + excluded.access_count,
+                last_accessed_at = greatest(memory_access.last_accessed_at, excluded.last_accessed_at)",
     )
     .bind(tenant.as_str())
-    .bind(ids)
-    .bind(counts)
-    .bind(times)
+    .bind(&ids)
+    .bind(&users)
+    .bind(&counts)
+    .bind(&times)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;

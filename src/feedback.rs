@@ -46,10 +46,10 @@ impl Detector {
         at: DateTime<Utc>,
     ) -> sqlx::Result<usize> {
         let served: Vec<Uuid> = sqlx::query_scalar(
-            "SELECT id FROM memories
-              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
-                AND last_accessed_at BETWEEN $3 AND $4
-              ORDER BY last_accessed_at DESC LIMIT 5",
+            "SELECT a.memory_id FROM memory_access a
+               JOIN memories m ON m.tenant_id = a.tenant_id AND m.id = a.memory_id AND m.status = 'active'
+              WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.last_accessed_at BETWEEN $3 AND $4
+              ORDER BY a.last_accessed_at DESC LIMIT 5",
         )
         .bind(tenant.as_str())
         .bind(user.as_str())

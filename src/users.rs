@@ -10,7 +10,8 @@ use crate::db::Database;
 use crate::domain::{TenantId, UserId};
 
 /// The tables that hold user data, children first so deletion never trips a reference.
-const USER_TABLES: &[&str] = &["feedback", "memory_history", "memories", "period_summaries", "sessions", "events"];
+const USER_TABLES: &[&str] =
+    &["feedback", "memory_access", "memory_history", "memories", "period_summaries", "sessions", "events"];
 
 /// Every row of the user, table by table, as JSON (embeddings left out: they are
 /// derived from the content and large).
@@ -27,7 +28,11 @@ pub async fn export(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Re
 
 async fn rows(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, table: &str) -> sqlx::Result<Value> {
     // `table` is one of USER_TABLES; vectors and the generated text-search column are left out.
-    let order = if table == "sessions" { "started_at" } else { "created_at" };
+    let order = match table {
+        "sessions" => "started_at",
+        "memory_access" => "last_accessed_at",
+        _ => "created_at",
+    };
     let sql = format!(
         "SELECT coalesce(jsonb_agg(to_jsonb(t) - 'embedding' - 'content_tsv' - 'tenant_id' ORDER BY t.{order}), '[]')
            FROM {table} t WHERE t.tenant_id = $1 AND t.user_id = $2"

@@ -58,12 +58,12 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
         let to = (from + CHUNK).min(size.total());
         sqlx::query(
             "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model,
-                                   embedding_dims, importance, access_count, valid_from, created_at, updated_at)
+                                   embedding_dims, importance, valid_from, created_at, updated_at)
              SELECT 'bench', gen_random_uuid(),
                     CASE WHEN g < $3 THEN 'large' ELSE 'u' || ((g - $3) / $4) END,
                     'fact', (ARRAY['identity','preference','project','technical','decision','event'])[1 + g % 6],
                     'bench memory ' || g || ' about topic ' || (g % 997),
-                    c.v + n.v, 'bench', 384, 0.3 + (g % 7) / 10.0, g % 5,
+                    c.v + n.v, 'bench', 384, 0.3 + (g % 7) / 10.0,
                     now() - (g % 365) * interval '1 day', now() - (g % 365) * interval '1 day', now()
                FROM generate_series($1::bigint, $2::bigint - 1) g
                JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g) & 1023)

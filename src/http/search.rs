@@ -48,7 +48,7 @@ async fn lookup(state: &AppState, tenant: &TenantId, query: &SearchQuery) -> Res
     let results =
         search::run(&state.db.read_pool, &state.embedder, tenant, query, &state.settings.search, &state.decay, now).await?;
     let served = results.iter().filter(|r| r.kind == "fact" || r.kind == "insight").filter_map(|r| r.id.parse::<Uuid>().ok());
-    state.access.record(tenant, served, now);
+    state.access.record(tenant, &query.user, served, now);
     Ok(results)
 }
 

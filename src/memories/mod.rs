@@ -55,9 +55,11 @@ pub struct Memory {
     pub updated_at: DateTime<Utc>,
 }
 
-pub const MEMORY_COLUMNS: &str = "id, user_id, kind, category, key, content, importance, confidence, status, pinned, \
-     source_event_ids, source_quote, derived_from, access_count, last_accessed_at, valid_from, valid_to, \
-     superseded_by, embedding_model, created_at, updated_at";
+/// A memory row with its access statistics (kept in `memory_access`).
+pub const MEMORY_SELECT: &str = "SELECT m.id, m.user_id, m.kind, m.category, m.key, m.content, m.importance, m.confidence, \
+     m.status, m.pinned, m.source_event_ids, m.source_quote, m.derived_from, coalesce(a.access_count, 0) AS access_count, \
+     a.last_accessed_at, m.valid_from, m.valid_to, m.superseded_by, m.embedding_model, m.created_at, m.updated_at \
+     FROM memories m LEFT JOIN memory_access a ON a.tenant_id = m.tenant_id AND a.memory_id = m.id";
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct HistoryEntry {
@@ -173,25 +175,25 @@ pub struct ListFilter {
 
 /// One page, newest first, in a stable order: rows inserted meanwhile never shift it.
 pub async fn list(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, filter: &ListFilter) -> sqlx::Result<Vec<Memory>> {
-    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = "));
-    q.push_bind(tenant.as_str()).push(" AND user_id = ").push_bind(user.as_str());
-    q.push(" AND status = ").push_bind(filter.status.clone().unwrap_or_else(|| "active".into()));
+    let mut q = QueryBuilder::<Postgres>::new(format!("{MEMORY_SELECT} WHERE m.tenant_id = "));
+    q.push_bind(tenant.as_str()).push(" AND m.user_id = ").push_bind(user.as_str());
+    q.push(" AND m.status = ").push_bind(filter.status.clone().unwrap_or_else(|| "active".into()));
     if let Some(category) = &filter.category {
-        q.push(" AND category = ").push_bind(category.clone());
+        q.push(" AND m.category = ").push_bind(category.clone());
     }
     if let Some(kind) = &filter.kind {
-        q.push(" AND kind = ").push_bind(kind.clone());
+        q.push(" AND m.kind = ").push_bind(kind.clone());
     }
     if let Some(after) = filter.after {
-        q.push(" AND id < ").push_bind(after);
+        q.push(" AND m.id < ").push_bind(after);
     }
-    q.push(" ORDER BY id DESC LIMIT ").push_bind(filter.limit);
+    q.push(" ORDER BY m.id DESC LIMIT ").push_bind(filter.limit);
     q.build_query_as().fetch_all(conn).await
 }
 
 pub async fn get(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, id: Uuid) -> sqlx::Result<Option<Memory>> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3"
+        "{MEMORY_SELECT} WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3"
     )))
     .bind(tenant.as_str())
     .bind(user.as_str())

@@ -95,9 +95,10 @@ async fn memories(
                 CASE WHEN m.embedding_dims = {dims} THEN 1 - (m.embedding::vector({dims}) <=> $5) ELSE 0 END,
                 (SELECT count(*) FROM unnest($9::text[]) t WHERE m.content ILIKE '%' || t || '%')::float8
                     / greatest(cardinality($9::text[]), 1),
-                engram_decay(m.importance, coalesce(m.last_accessed_at, m.created_at), m.access_count,
+                engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
                              coalesce(($10::jsonb ->> m.category)::float8, $11), $13)
            FROM memories m JOIN candidates c ON c.id = m.id
+           LEFT JOIN memory_access a ON a.tenant_id = m.tenant_id AND a.memory_id = m.id
           WHERE m.tenant_id = $1"
     );
     let like_terms: Vec<String> = terms.all.iter().map(|t| super::terms::escape_like(t)).collect();

@@ -121,6 +121,8 @@ async fn export_then_delete_leaves_nothing_of_the_user_and_an_audit_row() {
     let id = app.remember("acme", "kim", "personal", "Kim has a dog called Rex").await;
     app.post_as(&admin, "/v1/feedback", &json!({"user_id": "kim", "memory_id": id, "kind": "helpful"})).await;
     app.remember("acme", "other", "personal", "Other user stays").await;
+    app.search(&admin, &json!({"user_id": "kim", "query": "what is my dog called"})).await;
+    app.access.flush(&app.db.pool).await.unwrap();
 
     let export: Value = app.get_as(&admin, "/v1/users/kim/export").await.json().await.unwrap();
     assert_eq!(export["events"].as_array().unwrap().len(), 1);
@@ -128,6 +130,7 @@ async fn export_then_delete_leaves_nothing_of_the_user_and_an_audit_row() {
     assert_eq!(export["memories"][0]["content"], "Kim has a dog called Rex");
     assert_eq!(export["memory_history"].as_array().unwrap().len(), 1);
     assert_eq!(export["feedback"].as_array().unwrap().len(), 1);
+    assert_eq!(export["memory_access"][0]["access_count"], 1);
     assert!(export["memories"][0].get("embedding").is_none());
 
     let deleted = app.client.delete(format!("{}/admin/v1/users/kim", app.address)).bearer_auth(&admin).send().await.unwrap();
@@ -137,7 +140,7 @@ async fn export_then_delete_leaves_nothing_of_the_user_and_an_audit_row() {
     assert_eq!(deleted["deleted"]["memories"], 1);
 
     let after: Value = app.get_as(&admin, "/v1/users/kim/export").await.json().await.unwrap();
-    for table in ["events", "sessions", "memories", "memory_history", "feedback", "period_summaries"] {
+    for table in ["events", "sessions", "memories", "memory_history", "memory_access", "feedback", "period_summaries"] {
         assert_eq!(after[table], json!([]), "{table}");
     }
     assert_eq!(app.search(&admin, &json!({"user_id": "kim", "query": "dog"})).await["hit"], false);

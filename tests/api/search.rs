@@ -125,18 +125,14 @@ async fn served_memories_have_their_access_counted_after_a_flush() {
     for _ in 0..3 {
         app.search(&key, &json!({"user_id": "erin", "query": "PostgreSQL billing"})).await;
     }
-    let before: i32 = sqlx::query_scalar("SELECT access_count FROM memories WHERE id = $1").bind(id).fetch_one(&app.db.pool).await.unwrap();
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_access").fetch_one(&app.db.pool).await.unwrap();
     app.access.flush(&app.db.pool).await.unwrap();
 
-    let (count, last): (i32, Option<chrono::DateTime<Utc>>) =
-        sqlx::query_as("SELECT access_count, last_accessed_at FROM memories WHERE id = $1")
-            .bind(id)
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
+    let key = app.key("acme", "read").await;
+    let detail: Value = app.get_as(&key, &format!("/v1/users/erin/memories/{id}")).await.json().await.unwrap();
     assert_eq!(before, 0, "lookups themselves write nothing");
-    assert_eq!(count, 3);
-    assert!(last.is_some());
+    assert_eq!(detail["memory"]["access_count"], 3);
+    assert!(detail["memory"]["last_accessed_at"].is_string());
 }
 
 #[tokio::test]
