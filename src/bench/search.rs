@@ -51,6 +51,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         }
     })
     .await?;
+    let server_ms = server_side_mean_ms(&base).await?;
     let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), move |rng: &mut StdRng, n| {
         let user = format!("u{}", rng.random_range(0..users));
         // Distinct texts, so the embedding cache does not answer for the model.
@@ -66,8 +67,25 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     for (name, stats) in [("vector", &with_vectors), ("text", &with_text)] {
         figures.extend(stats.figures(name));
     }
+    figures.push(Figure { scenario: "search", metric: "vector_server_mean".into(), value: server_ms, unit: "ms" });
     figures.push(Figure { scenario: "search", metric: "large_user_recall_at_10".into(), value: recall, unit: "share" });
     Ok(figures)
+}
+
+/// The server's own mean lookup time so far, from its `/metrics`: what the
+/// load generator's latency adds to it is HTTP and client time.
+async fn server_side_mean_ms(search_url: &str) -> anyhow::Result<f64> {
+    let text = reqwest::get(search_url.replace("/v1/search", "/metrics")).await?.text().await?;
+    let value = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let sum = value(r#"engram_lookup_duration_seconds_sum{endpoint="search"}"#);
+    let count = value(r#"engram_lookup_duration_seconds_count{endpoint="search"}"#);
+    Ok(if count > 0.0 { sum / count * 1000.0 } else { 0.0 })
 }
 
 fn query_vector(vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>), rng: &mut StdRng) -> Vec<f32> {
