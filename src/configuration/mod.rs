@@ -71,6 +71,11 @@ impl Settings {
         if self.server.bind.parse::<std::net::SocketAddr>().is_err() {
             return invalid("server.bind", "expected an address like 127.0.0.1:8080");
         }
+        let buffers = &self.database.embedded_shared_buffers;
+        let digits = buffers.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) || !["kB", "MB", "GB"].contains(&&buffers[digits.len()..]) {
+            return invalid("database.embedded_shared_buffers", "expected a size like 512MB or 2GB");
+        }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections", "must be at least 1");
         }
@@ -158,6 +163,9 @@ mod tests {
         assert!(err.to_string().contains("max_batch_events"), "{err}");
         let err = Settings::load(None, env(&[("ENGRAM_EMBEDDINGS__PROVIDER", "magic")])).unwrap_err();
         assert!(err.to_string().contains("provider"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_DATABASE__EMBEDDED_SHARED_BUFFERS", "lots")])).unwrap_err();
+        assert!(err.to_string().contains("embedded_shared_buffers"), "{err}");
+        assert!(Settings::load(None, env(&[("ENGRAM_DATABASE__EMBEDDED_SHARED_BUFFERS", "2GB")])).is_ok());
         let err = Settings::load(None, env(&[("ENGRAM_SERVER__BIND", "nowhere")])).unwrap_err();
         assert!(err.to_string().contains("server.bind"), "{err}");
     }

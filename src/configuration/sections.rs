@@ -35,6 +35,8 @@ pub struct DatabaseSettings {
     pub pg_bin_dir: Option<PathBuf>,
     /// Every command applies pending migrations before it starts.
     pub auto_migrate: bool,
+    /// The embedded server's `shared_buffers` (PostgreSQL's own default is 128MB).
+    pub embedded_shared_buffers: String,
 }
 
 impl Default for DatabaseSettings {
@@ -45,6 +47,7 @@ impl Default for DatabaseSettings {
             max_connections: 16,
             pg_bin_dir: None,
             auto_migrate: true,
+            embedded_shared_buffers: "512MB".into(),
         }
     }
 }

@@ -28,11 +28,13 @@ pub struct EmbeddedPostgres {
     run_as: Option<(u32, u32)>,
     /// Only the process that started the server stops it.
     started_here: bool,
+    shared_buffers: String,
 }
 
 impl EmbeddedPostgres {
     /// Initialises the cluster on first use, then attaches to the running server or starts it.
-    pub async fn start(home: &Path, bin_dir: Option<&Path>) -> anyhow::Result<Self> {
+    /// `shared_buffers` is PostgreSQL's setting (`512MB`), applied at every start.
+    pub async fn start(home: &Path, bin_dir: Option<&Path>, shared_buffers: &str) -> anyhow::Result<Self> {
         let bin = find_bin_dir(home, bin_dir)?;
         let run_as = run_as()?;
         std::fs::create_dir_all(home).with_context(|| format!("cannot create {}", home.display()))?;
@@ -45,6 +47,7 @@ impl EmbeddedPostgres {
             password: String::new(),
             run_as,
             started_here: false,
+            shared_buffers: shared_buffers.to_owned(),
         };
         if !server.data.join("PG_VERSION").exists() {
             server.init(&home, &root)?;
@@ -130,7 +133,7 @@ impl EmbeddedPostgres {
             .arg(&self.data)
             .arg("-l")
             .arg(&log)
-            .args(["-w", "-t", "60", "-o", &format!("-p {}", self.port), "start"])
+            .args(["-w", "-t", "60", "-o", &format!("-p {} -c shared_buffers={}", self.port, self.shared_buffers), "start"])
             .stdout(std::process::Stdio::null())
             .status()
             .context("cannot run pg_ctl")?;

@@ -10,7 +10,7 @@ fn pg_bin() -> PathBuf {
 #[tokio::test]
 async fn the_embedded_database_keeps_its_data_across_a_restart() {
     let home = tempfile::tempdir().unwrap();
-    let server = EmbeddedPostgres::start(home.path(), Some(&pg_bin())).await.unwrap();
+    let server = EmbeddedPostgres::start(home.path(), Some(&pg_bin()), "128MB").await.unwrap();
     server.create_database("engram").await.unwrap();
     let mut conn = server.connect_options("engram").connect().await.unwrap();
     sqlx::raw_sql("CREATE TABLE kept (note text); INSERT INTO kept VALUES ('survives')")
@@ -20,7 +20,7 @@ async fn the_embedded_database_keeps_its_data_across_a_restart() {
     conn.close().await.unwrap();
 
     // A second process finds it running through the state file and attaches.
-    let attached = EmbeddedPostgres::start(home.path(), Some(&pg_bin())).await.unwrap();
+    let attached = EmbeddedPostgres::start(home.path(), Some(&pg_bin()), "128MB").await.unwrap();
     assert_eq!(attached.port(), server.port());
     attached.stop().await;
     let still_up = server.connect_options("engram").connect().await.expect("an attached process leaves the server running");
@@ -30,7 +30,7 @@ async fn the_embedded_database_keeps_its_data_across_a_restart() {
     server.stop().await;
     assert!(server_is_down(old_port).await, "the process that started the server stops it");
 
-    let restarted = EmbeddedPostgres::start(home.path(), Some(&pg_bin())).await.unwrap();
+    let restarted = EmbeddedPostgres::start(home.path(), Some(&pg_bin()), "128MB").await.unwrap();
     let mut conn = restarted.connect_options("engram").connect().await.unwrap();
     let note: String = sqlx::query_scalar("SELECT note FROM kept").fetch_one(&mut conn).await.unwrap();
     assert_eq!(note, "survives");
@@ -42,7 +42,7 @@ async fn the_embedded_database_keeps_its_data_across_a_restart() {
 async fn missing_binaries_name_the_command_that_installs_them() {
     let home = tempfile::tempdir().unwrap();
 
-    let err = EmbeddedPostgres::start(home.path(), Some(&home.path().join("nowhere"))).await.err().unwrap();
+    let err = EmbeddedPostgres::start(home.path(), Some(&home.path().join("nowhere")), "128MB").await.err().unwrap();
 
     assert!(err.to_string().contains("scripts/bootstrap"), "{err}");
 }
