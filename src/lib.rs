@@ -14,6 +14,7 @@ pub mod domain;
 pub mod feedback;
 pub mod http;
 pub mod ingest;
+pub mod jobs;
 pub mod memories;
 pub mod metrics;
 pub mod models;

@@ -1,13 +1,16 @@
 //! Every metric engram exports, in one place. Names are a contract (DESIGN §5);
 //! labels are bounded: route patterns, never raw paths, users or tenants.
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+use prometheus::{Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
 
 /// Request latencies from 1 ms to 10 s.
 const HTTP_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// Model call latencies from 1 ms to 2 min.
 const MODEL_BUCKETS: &[f64] = &[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
+
+/// Job durations from 10 ms to 1 h.
+const JOB_BUCKETS: &[f64] = &[0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 1800.0, 3600.0];
 
 #[derive(Clone)]
 pub struct Metrics {
@@ -22,6 +25,12 @@ pub struct Metrics {
     pub lookups: IntCounterVec,
     pub lookup_duration: HistogramVec,
     pub corrections: IntCounterVec,
+    pub job_runs: IntCounterVec,
+    pub job_duration: HistogramVec,
+    pub job_items: IntCounterVec,
+    pub job_last_success: GaugeVec,
+    pub events_pending: Gauge,
+    pub memories: GaugeVec,
 }
 
 fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -32,6 +41,12 @@ fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntC
 
 fn histogram(registry: &Registry, name: &str, help: &str, labels: &[&str], buckets: &[f64]) -> HistogramVec {
     let metric = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets.to_vec()), labels).expect("valid metric");
+    registry.register(Box::new(metric.clone())).expect("registered once");
+    metric
+}
+
+fn gauge(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
+    let metric = GaugeVec::new(Opts::new(name, help), labels).expect("valid metric");
     registry.register(Box::new(metric.clone())).expect("registered once");
     metric
 }
@@ -50,6 +65,16 @@ impl Metrics {
             lookups: counter(&r, "engram_lookups_total", "Memory lookups by endpoint and result (hit|miss)", &["endpoint", "result"]),
             lookup_duration: histogram(&r, "engram_lookup_duration_seconds", "Memory lookup duration by endpoint", &["endpoint"], HTTP_BUCKETS),
             corrections: counter(&r, "engram_memory_corrections_total", "Corrections of served memories by source (feedback|detected)", &["source"]),
+            job_runs: counter(&r, "engram_job_runs_total", "Finished job runs by job and status", &["job", "status"]),
+            job_duration: histogram(&r, "engram_job_duration_seconds", "Job run duration by job", &["job"], JOB_BUCKETS),
+            job_items: counter(&r, "engram_job_items_total", "Items handled by jobs, by job and action", &["job", "action"]),
+            job_last_success: gauge(&r, "engram_job_last_success_timestamp_seconds", "When each job last succeeded (Unix time)", &["job"]),
+            events_pending: {
+                let metric = Gauge::new("engram_events_pending", "Raw events not yet consolidated into a session summary").expect("valid metric");
+                r.register(Box::new(metric.clone())).expect("registered once");
+                metric
+            },
+            memories: gauge(&r, "engram_memories", "Memories by status", &["status"]),
             registry: r,
         }
     }

@@ -1,5 +1,6 @@
-//! Wiring: builds the HTTP application from settings and a database, so that
-//! `engram serve` and the tests start exactly the same thing.
+//! Wiring: builds the HTTP application, and for the worker role the scheduler, from
+//! settings and a database, so that `engram serve` and the tests start exactly the
+//! same thing.
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::access::AccessRecorder;
 use crate::configuration::Settings;
 use crate::db::Database;
 use crate::http::{self, state::AppState};
+use crate::jobs::{JobKind, definition, scheduler::Worker};
 use crate::metrics::Metrics;
 use crate::models::{Embedder, Llm};
 
@@ -23,12 +25,14 @@ pub struct Application {
     server: Server,
     access: Arc<AccessRecorder>,
     db: Database,
+    worker: Option<Worker>,
 }
 
 impl Application {
-    /// Loads the models, binds `settings.server.bind` (port 0 picks a free port) and
-    /// builds the server.
-    pub fn build(settings: Settings, db: Database) -> anyhow::Result<Self> {
+    /// Loads the job files and models, binds `settings.server.bind` (port 0 picks a free
+    /// port), builds the server and, unless the role is `api`, starts the worker.
+    pub async fn build(settings: Settings, db: Database) -> anyhow::Result<Self> {
+        let jobs = Arc::new(definition::load_dir(&settings.jobs.dir)?);
         let listener = TcpListener::bind(&settings.server.bind)
             .with_context(|| format!("cannot listen on {}", settings.server.bind))?;
         let port = listener.local_addr()?.port();
@@ -38,13 +42,23 @@ impl Application {
         let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
         let access = Arc::new(AccessRecorder::default());
         let flush_every = Duration::from_millis(settings.search.access_flush_ms.max(10));
-        let state = web::Data::new(AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone())?);
+        let role = settings.server.role;
+        let worker = match role.runs_jobs() {
+            true => Some(Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), settings.jobs.clone()).await?),
+            false => None,
+        };
+        let mut state = AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone(), jobs.clone())?;
+        // Search ranks by the same decay the evict job scores with.
+        if let Some(JobKind::Evict(params)) = jobs.get("evict").map(|d| &d.kind) {
+            state.decay = params.decay.clone();
+        }
+        let state = web::Data::new(state);
         let server = HttpServer::new(move || {
             App::new()
                 .into_utoipa_app()
                 .openapi(http::openapi::base())
                 .app_data(state.clone())
-                .configure(http::configure)
+                .configure(if role.serves_api() { http::configure } else { http::configure_operations })
                 .openapi_service(http::openapi::serve)
                 .map(|app| app.wrap(from_fn(http::record_metrics)).default_service(web::to(http::not_found)))
                 .into_app()
@@ -53,7 +67,7 @@ impl Application {
         .listen(listener)?
         .run();
         tokio::spawn(flush_access_periodically(access.clone(), db.clone(), flush_every));
-        Ok(Self { port, server, access, db })
+        Ok(Self { port, server, access, db, worker })
     }
 
     pub fn port(&self) -> u16 {
@@ -65,10 +79,13 @@ impl Application {
         self.access.clone()
     }
 
-    /// Serves until SIGINT/SIGTERM, finishes in-flight requests, then writes the
-    /// access statistics still buffered.
+    /// Serves until SIGINT/SIGTERM, finishes in-flight requests and runs' units in
+    /// flight, then writes the access statistics still buffered.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let served = self.server.await;
+        if let Some(worker) = self.worker {
+            worker.stop().await;
+        }
         if let Err(err) = self.access.flush(&self.db.pool).await {
             tracing::error!(error = %err, "cannot write access statistics at shutdown");
         }

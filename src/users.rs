@@ -11,7 +11,7 @@ use crate::domain::{TenantId, UserId};
 
 /// The tables that hold user data, children first so deletion never trips a reference.
 const USER_TABLES: &[&str] =
-    &["feedback", "memory_access", "memory_history", "memories", "period_summaries", "sessions", "events"];
+    &["job_runs", "job_checkpoints", "feedback", "memory_access", "memory_history", "memories", "period_summaries", "sessions", "events"];
 
 /// Every row of the user, table by table, as JSON (embeddings left out: they are
 /// derived from the content and large).
@@ -31,6 +31,7 @@ async fn rows(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, table: 
     let order = match table {
         "sessions" => "started_at",
         "memory_access" => "last_accessed_at",
+        "job_checkpoints" => "done_at",
         _ => "created_at",
     };
     let sql = format!(

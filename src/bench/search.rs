@@ -35,8 +35,9 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let mut config = settings.clone();
     config.server.bind = "127.0.0.1:0".into();
     config.server.key_cache_secs = 300;
+    config.server.role = crate::configuration::Role::Api;
     config.database.max_connections = 32;
-    let app = Application::build(config, db.clone())?;
+    let app = Application::build(config, db.clone()).await?;
     let base = format!("http://127.0.0.1:{}/v1/search", app.port());
     tokio::spawn(app.run_until_stopped());
     let key = auth::create_key(&db.pool, &TenantId::parse(TENANT)?, &[Scope::Read], Some("bench")).await?.secret;

@@ -15,11 +15,33 @@ pub struct ServerSettings {
     /// How long a checked API key is trusted without asking the database again;
     /// a revoked key stops working within this time. 0 checks every request.
     pub key_cache_secs: u64,
+    /// What `engram serve` runs; `--role` overrides it.
+    pub role: Role,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        Self { bind: "127.0.0.1:8080".into(), max_body_bytes: 8 * 1024 * 1024, workers: None, key_cache_secs: 10 }
+        Self { bind: "127.0.0.1:8080".into(), max_body_bytes: 8 * 1024 * 1024, workers: None, key_cache_secs: 10, role: Role::All }
+    }
+}
+
+/// `api` serves the HTTP API and runs no jobs; `worker` runs the scheduler and jobs and
+/// serves only health and metrics; `all` does both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    All,
+    Api,
+    Worker,
+}
+
+impl Role {
+    pub fn serves_api(self) -> bool {
+        self != Role::Worker
+    }
+
+    pub fn runs_jobs(self) -> bool {
+        self != Role::Api
     }
 }
 
@@ -232,11 +254,33 @@ impl Default for LlmSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct JobSettings {
+    /// The folder of `NAME.toml` job files and their prompts.
     pub dir: PathBuf,
+    /// How often a worker looks for queued runs (admin triggers, other replicas' ticks).
+    pub poll_ms: u64,
+    /// How often a running run records its progress.
+    pub heartbeat_secs: u64,
+    /// A run without a heartbeat this long is checked: if its job lock is free, its
+    /// worker is gone and the run is marked abandoned.
+    pub stale_secs: u64,
+    /// Runs of different jobs one worker process executes at once.
+    pub max_concurrent_runs: usize,
+    /// On shutdown, how long runs may take to finish their unit in flight.
+    pub shutdown_grace_secs: u64,
+    /// How often the backlog and memory gauges are recomputed.
+    pub gauge_refresh_secs: u64,
 }
 
 impl Default for JobSettings {
     fn default() -> Self {
-        Self { dir: PathBuf::from("jobs") }
+        Self {
+            dir: PathBuf::from("jobs"),
+            poll_ms: 1000,
+            heartbeat_secs: 5,
+            stale_secs: 30,
+            max_concurrent_runs: 2,
+            shutdown_grace_secs: 30,
+            gauge_refresh_secs: 15,
+        }
     }
 }

@@ -8,6 +8,7 @@ mod events;
 pub mod extract;
 mod feedback;
 mod health;
+mod jobs;
 pub mod openapi;
 mod search;
 pub mod state;
@@ -30,6 +31,12 @@ pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     search::configure(cfg);
     feedback::configure(cfg);
     users::configure(cfg);
+    jobs::configure(cfg);
+}
+
+/// A worker replica serves only the operational routes: health, readiness, metrics.
+pub fn configure_operations(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    health::configure(cfg);
 }
 
 /// Unknown paths get the same JSON error shape as everything else.

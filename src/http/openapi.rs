@@ -23,6 +23,7 @@ use crate::memories::{HistoryEntry, Memory};
         (name = "lookups", description = "Search and prompt-ready context"),
         (name = "users", description = "Per-user listings, export and deletion"),
         (name = "operations", description = "Health, readiness, metrics"),
+        (name = "jobs", description = "Consolidation jobs: schedules, runs, triggers"),
     )
 )]
 struct ApiDoc;
@@ -192,4 +193,23 @@ pub struct Deleted {
 #[allow(dead_code)]
 pub struct Status {
     status: String,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct JobList {
+    jobs: Vec<crate::jobs::control::JobOverview>,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct Queued {
+    run_id: uuid::Uuid,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct Paused {
+    job: String,
+    paused: bool,
 }

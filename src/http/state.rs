@@ -7,6 +7,7 @@ use crate::access::AccessRecorder;
 use crate::auth::KeyCache;
 use crate::configuration::Settings;
 use crate::feedback::Detector;
+use crate::jobs::Definition;
 use crate::memories::decay::DecayParams;
 use crate::db::Database;
 use crate::metrics::Metrics;
@@ -25,6 +26,8 @@ pub struct AppState {
     pub detector: Detector,
     pub decay: DecayParams,
     pub keys: KeyCache,
+    /// The job files, by job name.
+    pub jobs: Arc<std::collections::BTreeMap<String, Definition>>,
     model_check: tokio::sync::Mutex<Option<(Instant, Vec<String>)>>,
 }
 
@@ -36,6 +39,7 @@ impl AppState {
         embedder: Arc<Embedder>,
         llm: Option<Arc<Llm>>,
         access: Arc<AccessRecorder>,
+        jobs: Arc<std::collections::BTreeMap<String, Definition>>,
     ) -> anyhow::Result<Self> {
         let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
@@ -49,6 +53,7 @@ impl AppState {
             access,
             detector,
             decay: DecayParams::default(),
+            jobs,
             model_check: Default::default(),
         })
     }

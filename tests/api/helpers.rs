@@ -48,6 +48,8 @@ pub fn test_settings() -> Settings {
     settings.server.bind = "127.0.0.1:0".into();
     settings.server.workers = Some(1);
     settings.server.key_cache_secs = 0;
+    // Tests that need the scheduler opt in (see tests/api/jobs.rs).
+    settings.server.role = engram::configuration::Role::Api;
     settings
 }
 
@@ -61,7 +63,7 @@ pub async fn spawn_app_with(settings: Settings) -> TestApp {
         engram::models::Embedder::from_settings(&Default::default(), std::path::Path::new(".engram"), Default::default())
             .expect("the local model is installed"),
     );
-    let app = Application::build(settings, db.clone()).expect("the application builds");
+    let app = Application::build(settings, db.clone()).await.expect("the application builds");
     let address = format!("http://127.0.0.1:{}", app.port());
     let access = app.access();
     tokio::spawn(app.run_until_stopped());

@@ -7,6 +7,7 @@ mod health;
 mod helpers;
 mod ingest;
 mod isolation;
+mod jobs;
 mod models_llm_e2e;
 mod models_local;
 mod models_openai;

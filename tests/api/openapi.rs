@@ -14,6 +14,11 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/feedback"),
     ("get", "/v1/users/{user_id}/export"),
     ("delete", "/admin/v1/users/{user_id}"),
+    ("get", "/admin/v1/jobs"),
+    ("post", "/admin/v1/jobs/{job}/runs"),
+    ("get", "/admin/v1/jobs/runs/{run_id}"),
+    ("post", "/admin/v1/jobs/{job}/pause"),
+    ("post", "/admin/v1/jobs/{job}/resume"),
     ("get", "/metrics"),
     ("get", "/healthz"),
     ("get", "/readyz"),
@@ -39,7 +44,11 @@ async fn the_openapi_document_describes_every_route_and_only_served_ones() {
     // Every documented path is served: none of them falls through to "no such route".
     let paths = doc["paths"].as_object().unwrap();
     for (path, item) in paths {
-        let concrete = path.replace("{user_id}", "u1").replace("{memory_id}", &uuid::Uuid::nil().to_string());
+        let concrete = path
+            .replace("{user_id}", "u1")
+            .replace("{memory_id}", &uuid::Uuid::nil().to_string())
+            .replace("{run_id}", &uuid::Uuid::nil().to_string())
+            .replace("{job}", "evict");
         for method in item.as_object().unwrap().keys() {
             let request = app.client.request(method.to_uppercase().parse().unwrap(), format!("{}{concrete}", app.address));
             let response = request.send().await.unwrap();

@@ -9,8 +9,10 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use uuid::Uuid;
 
+mod jobs;
+
 use crate::auth::{self, Scope};
-use crate::configuration::Settings;
+use crate::configuration::{Role, Settings};
 use crate::db::Database;
 use crate::domain::{NewEvent, TenantId, ValidationError};
 use crate::startup::Application;
@@ -36,12 +38,18 @@ pub enum Command {
         /// Listen address; overrides server.bind.
         #[arg(long)]
         bind: Option<String>,
+        /// api: HTTP API only; worker: scheduler and jobs (plus health and metrics); all: both.
+        #[arg(long, value_enum)]
+        role: Option<Role>,
     },
     /// Apply database migrations.
     Migrate,
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Run and inspect consolidation jobs.
+    #[command(subcommand)]
+    Job(jobs::JobCommand),
     /// Import events from a JSON Lines file (one event object per line).
     Ingest {
         file: PathBuf,
@@ -89,9 +97,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut settings = Settings::load(cli.config.as_deref(), std::env::vars())?;
     settings.home = cli.home.clone();
     telemetry::init(&settings.log);
-    if let Command::Serve { bind: Some(bind) } = &cli.command {
-        bind.parse::<std::net::SocketAddr>().with_context(|| format!("--bind {bind}: expected an address like 127.0.0.1:8080"))?;
-        settings.server.bind = bind.clone();
+    if let Command::Serve { bind, role } = &cli.command {
+        if let Some(bind) = bind {
+            bind.parse::<std::net::SocketAddr>().with_context(|| format!("--bind {bind}: expected an address like 127.0.0.1:8080"))?;
+            settings.server.bind = bind.clone();
+        }
+        settings.server.role = role.unwrap_or(settings.server.role);
     }
     // Arguments are checked before the database is touched.
     let keys_create = match &cli.command {
@@ -99,6 +110,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             TenantId::parse(tenant.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?,
             auth::parse_scopes(scope).map_err(|e| anyhow::anyhow!("--scope: {e}"))?,
         )),
+        _ => None,
+    };
+    let job_command = match &cli.command {
+        Command::Job(command) => Some(jobs::Prepared::new(command, &settings)?),
         _ => None,
     };
     if let Command::Bench { scenarios, quick, json, clients } = &cli.command {
@@ -124,6 +139,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             false => Err(anyhow::anyhow!("no active key with id {id}")),
         },
         Command::Ingest { file, tenant } => ingest_file(&db, &settings, &file, &tenant).await,
+        Command::Job(_) => job_command.expect("prepared above").run(&db, &settings).await,
         Command::Bench { .. } => unreachable!("handled before the database opens"),
     };
     db.close().await;
@@ -132,7 +148,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve(settings: Settings, db: Database) -> anyhow::Result<()> {
     let bind = settings.server.bind.clone();
-    let app = Application::build(settings, db)?;
+    let app = Application::build(settings, db).await?;
     let host = bind.rsplit_once(':').map_or(bind.as_str(), |(host, _)| host);
     tracing::info!("engram listening on http://{host}:{}", app.port());
     app.run_until_stopped().await?;

@@ -1,0 +1,139 @@
+//! `/admin/v1/jobs…`: list jobs, trigger runs, read a run, pause and resume schedules.
+//! Runs triggered here are scoped to the key's tenant (or one of its users); queued
+//! runs are executed by a worker replica.
+
+use actix_web::{HttpResponse, get, post, web};
+use serde::Deserialize;
+use serde_json::json;
+use utoipa_actix_web::service_config::ServiceConfig;
+use uuid::Uuid;
+
+use super::auth::require;
+use super::error::ApiError;
+use super::extract::Body;
+use super::openapi::{ErrorBody, JobList, Paused, Queued};
+use super::state::AppState;
+use crate::auth::{Principal, Scope as KeyScope};
+use crate::domain::{UserId, ValidationError};
+use crate::jobs::control::{self, ControlError};
+use crate::jobs::{Run, Scope, Trigger, runs};
+
+impl From<ControlError> for ApiError {
+    fn from(err: ControlError) -> Self {
+        match err {
+            ControlError::UnknownJob(_) => ApiError::NotFound(err.to_string()),
+            ControlError::Overlaps { .. } => ApiError::Conflict(err.to_string()),
+            ControlError::Database(err) => err.into(),
+        }
+    }
+}
+
+#[utoipa::path(
+    tag = "jobs",
+    responses((status = 200, description = "Every job with its schedule, state, last run and next tick", body = JobList),
+              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/admin/v1/jobs")]
+async fn list_jobs(state: web::Data<AppState>, principal: Principal) -> Result<HttpResponse, ApiError> {
+    require(&principal, KeyScope::Admin)?;
+    let jobs = control::overview(&state.db.pool, &state.jobs).await?;
+    Ok(HttpResponse::Ok().json(json!({"jobs": jobs})))
+}
+
+/// A trigger; every field is optional and an empty body is fine.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TriggerRequest {
+    /// Only this user of the key's tenant; all its users when absent.
+    user_id: Option<String>,
+    /// Must be the key's own tenant when given.
+    tenant: Option<String>,
+    /// Compute and report, change nothing.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[utoipa::path(
+    tag = "jobs",
+    params(("job" = String, Path)),
+    request_body = TriggerRequest,
+    responses((status = 202, description = "Queued; a worker runs it", body = Queued),
+              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
+              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such job", body = ErrorBody),
+              (status = 409, description = "A run of this job for an overlapping scope is queued or running", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[post("/admin/v1/jobs/{job}/runs")]
+async fn trigger_run(state: web::Data<AppState>, principal: Principal, path: web::Path<String>, body: Body) -> Result<HttpResponse, ApiError> {
+    require(&principal, KeyScope::Admin)?;
+    let request: TriggerRequest = if body.0.iter().all(u8::is_ascii_whitespace) {
+        TriggerRequest::default()
+    } else {
+        serde_json::from_slice(&body.0).map_err(|err| ValidationError::new("body", err.to_string()))?
+    };
+    if request.tenant.as_deref().is_some_and(|t| t != principal.tenant.as_str()) {
+        return Err(ValidationError::new("tenant", "a key can only trigger runs for its own tenant").into());
+    }
+    let scope = match request.user_id {
+        Some(user) => Scope::user(principal.tenant.clone(), UserId::parse(user)?),
+        None => Scope::tenant(principal.tenant.clone()),
+    };
+    let job = path.into_inner();
+    let run_id = control::trigger(&state.db.pool, &state.jobs, &job, &scope, Trigger::Admin, request.dry_run, None).await?;
+    tracing::info!(job, %run_id, "run queued by an operator");
+    Ok(HttpResponse::Accepted().json(json!({"run_id": run_id})))
+}
+
+#[utoipa::path(
+    tag = "jobs",
+    params(("run_id" = Uuid, Path)),
+    responses((status = 200, description = "The run: status, counts, timestamps", body = Run),
+              (status = 400, description = "Not a UUID", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
+              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such run", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/admin/v1/jobs/runs/{run_id}")]
+async fn get_run(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    require(&principal, KeyScope::Admin)?;
+    let id = Uuid::parse_str(&path).map_err(|_| ValidationError::new("run_id", "must be a UUID"))?;
+    let run = runs::get(&state.db.pool, id).await?.ok_or_else(|| ApiError::NotFound(format!("no run {id}")))?;
+    Ok(HttpResponse::Ok().json(run))
+}
+
+async fn set_paused(state: &AppState, principal: &Principal, job: &str, paused: bool) -> Result<HttpResponse, ApiError> {
+    require(principal, KeyScope::Admin)?;
+    control::set_paused(&state.db.pool, &state.jobs, job, paused, &format!("key:{}", principal.key_id)).await?;
+    tracing::info!(job, paused, "job schedule switched");
+    Ok(HttpResponse::Ok().json(json!({"job": job, "paused": paused})))
+}
+
+#[utoipa::path(
+    tag = "jobs",
+    params(("job" = String, Path)),
+    responses((status = 200, description = "Paused on every replica until resumed", body = Paused),
+              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              (status = 404, description = "No such job", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[post("/admin/v1/jobs/{job}/pause")]
+async fn pause(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    set_paused(&state, &principal, &path, true).await
+}
+
+#[utoipa::path(
+    tag = "jobs",
+    params(("job" = String, Path)),
+    responses((status = 200, description = "The schedule runs again", body = Paused),
+              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              (status = 404, description = "No such job", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[post("/admin/v1/jobs/{job}/resume")]
+async fn resume(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    set_paused(&state, &principal, &path, false).await
+}
+
+pub fn configure(cfg: &mut ServiceConfig) {
+    cfg.service(list_jobs).service(get_run).service(trigger_run).service(pause).service(resume);
+}

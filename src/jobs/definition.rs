@@ -1,0 +1,210 @@
+//! `jobs/NAME.toml`: a job's schedule, switches, budgets and typed parameters, parsed
+//! once at startup. A bad file stops startup with a message naming the file and key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Timelike, Utc};
+use croner::parser::{CronParser, Seconds, Year};
+use serde::Deserialize;
+
+use super::{evict::EvictParams, purge::PurgeParams};
+
+/// A 6-field cron expression with seconds, evaluated in UTC.
+#[derive(Debug, Clone)]
+pub struct Cron {
+    expression: String,
+    parsed: croner::Cron,
+}
+
+impl Cron {
+    pub fn parse(expression: &str) -> Result<Self, String> {
+        let parsed = CronParser::builder()
+            .seconds(Seconds::Required)
+            .year(Year::Disallowed)
+            .dom_and_dow(true)
+            .build()
+            .parse(expression)
+            .map_err(|err| format!("`{expression}` is not a 6-field cron expression (sec min hour day month weekday): {err}"))?;
+        Ok(Self { expression: expression.to_owned(), parsed })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.expression
+    }
+
+    /// The first tick strictly after `at`.
+    pub fn next_after(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.parsed.find_next_occurrence(&whole_second(at), false).ok()
+    }
+
+    /// The latest tick at or before `at`: the identity of a tick that every replica
+    /// computes the same way, however late its timer fired.
+    pub fn latest_at_or_before(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.parsed.find_previous_occurrence(&whole_second(at), true).ok()
+    }
+}
+
+/// Ticks fall on whole seconds; the search keeps any fraction it is given.
+fn whole_second(at: DateTime<Utc>) -> DateTime<Utc> {
+    at.with_nanosecond(0).unwrap_or(at)
+}
+
+/// Per-run limits; a run that reaches one stops cleanly and records why.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budget {
+    /// Users (units) processed by one run.
+    pub max_users: u64,
+    /// LLM tokens (prompt + completion) one run may spend.
+    pub max_llm_tokens: u64,
+    /// The share of one user's active memories a single run may remove.
+    pub max_removed_fraction: f64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self { max_users: 100_000, max_llm_tokens: 2_000_000, max_removed_fraction: 0.2 }
+    }
+}
+
+/// What a job does, with its typed parameters.
+#[derive(Debug, Clone)]
+pub enum JobKind {
+    Evict(EvictParams),
+    Purge(PurgeParams),
+}
+
+/// The jobs engram knows; a file for any other name is an error.
+pub const KNOWN: &[&str] = &["evict", "purge"];
+
+#[derive(Debug, Clone)]
+pub struct Definition {
+    pub name: String,
+    pub file: PathBuf,
+    pub schedule: Cron,
+    /// Whether the schedule runs it; admin and CLI runs work either way.
+    pub enabled: bool,
+    pub timeout: Duration,
+    pub budget: Budget,
+    pub kind: JobKind,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobFile {
+    schedule: String,
+    #[serde(default = "enabled_by_default")]
+    enabled: bool,
+    #[serde(default = "default_timeout")]
+    timeout: String,
+    #[serde(default)]
+    budget: Budget,
+    #[serde(default)]
+    params: toml::Table,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+fn default_timeout() -> String {
+    "1h".into()
+}
+
+/// Every job declared in `dir`, by name.
+pub fn load_dir(dir: &Path) -> anyhow::Result<BTreeMap<String, Definition>> {
+    let entries = std::fs::read_dir(dir).map_err(|err| anyhow::anyhow!("jobs.dir {}: {err}", dir.display()))?;
+    let mut jobs = BTreeMap::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            let definition = load_file(&path).map_err(|message| anyhow::anyhow!("{}: {message}", path.display()))?;
+            jobs.insert(definition.name.clone(), definition);
+        }
+    }
+    Ok(jobs)
+}
+
+/// One job file; the error names the offending key.
+pub fn load_file(path: &Path) -> Result<Definition, String> {
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+    if !KNOWN.contains(&name.as_str()) {
+        return Err(format!("unknown job `{name}`; known jobs: {}", KNOWN.join(", ")));
+    }
+    let text = std::fs::read_to_string(path).map_err(|err| err.to_string())?;
+    let file: JobFile = toml::from_str(&text).map_err(|err| err.to_string().trim_end().to_owned())?;
+    let schedule = Cron::parse(&file.schedule).map_err(|err| format!("schedule: {err}"))?;
+    let timeout = parse_duration(&file.timeout).map_err(|err| format!("timeout: {err}"))?;
+    let budget = file.budget;
+    if !(0.0..=1.0).contains(&budget.max_removed_fraction) {
+        return Err("budget.max_removed_fraction: must be between 0 and 1".into());
+    }
+    let kind = match name.as_str() {
+        "evict" => JobKind::Evict(params(file.params)?),
+        "purge" => JobKind::Purge(params(file.params)?),
+        _ => unreachable!("checked against KNOWN"),
+    };
+    Ok(Definition { name, file: path.to_owned(), schedule, enabled: file.enabled, timeout, budget, kind })
+}
+
+/// A job's `[params]` as its typed parameters; errors carry the `params.` path.
+fn params<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        let inner = inner.trim_end();
+        if path == "." { format!("params: {inner}") } else { format!("params.{path}: {inner}") }
+    })
+}
+
+/// `90s`, `15m`, `2h`, `1d`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().map_err(|_| format!("`{text}`: expected a number and a unit, like 90s, 15m, 2h or 1d"))?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("`{text}`: the unit must be s, m, h or d")),
+    };
+    if number == 0 {
+        return Err(format!("`{text}`: must be longer than zero"));
+    }
+    Ok(Duration::from_secs(number * seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cron_needs_six_fields_with_seconds() {
+        assert!(Cron::parse("0 30 3 * * *").is_ok());
+        assert!(Cron::parse("30 3 * * *").unwrap_err().contains("6-field"));
+        assert!(Cron::parse("0 0 30 3 * * 2030").is_err());
+        assert!(Cron::parse("0 61 * * * *").is_err());
+    }
+
+    #[test]
+    fn a_late_timer_still_names_the_tick_it_was_for() {
+        let cron = Cron::parse("0 */5 * * * *").unwrap();
+        let late = "2026-01-01T10:05:00.900Z".parse::<DateTime<Utc>>().unwrap();
+        let tick = "2026-01-01T10:05:00Z".parse::<DateTime<Utc>>().unwrap();
+        assert_eq!(cron.latest_at_or_before(late), Some(tick));
+        assert_eq!(cron.next_after(tick), Some("2026-01-01T10:10:00Z".parse().unwrap()));
+    }
+
+    #[test]
+    fn durations_need_a_unit() {
+        assert_eq!(parse_duration("15m"), Ok(Duration::from_secs(900)));
+        assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86_400)));
+        assert!(parse_duration("15").is_err());
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("m").is_err());
+    }
+}

@@ -1,0 +1,116 @@
+//! The consolidation worker: jobs declared in `jobs/*.toml`, run on a schedule or on
+//! demand, safe with any number of replicas.
+//!
+//! How replicas share the work, with PostgreSQL as the only coordinator:
+//! - **Ticks.** Every worker replica runs the same cron timers (tokio-cron-scheduler,
+//!   in process). A tick only *enqueues* a run, and `(job, tick_at)` is unique in
+//!   `job_runs`, so N replicas enqueue it once. Admin and CLI triggers enqueue too.
+//! - **Runs.** An executor claims a queued run only while holding the job's session
+//!   advisory lock on a connection of its own, kept for the whole run: one run of a job
+//!   at a time across all replicas. A worker that dies loses its connection and with it
+//!   the lock; the next executor to take the lock marks its run abandoned.
+//! - **Units.** A run works user by user. Each unit locks its `job_checkpoints` row
+//!   (`FOR UPDATE SKIP LOCKED`), does its changes and history rows, and records the
+//!   run's pass in the checkpoint, all in one transaction as the tenant. A crash loses
+//!   the unit in flight only; a run that repeats the scope of an abandoned or cancelled
+//!   one continues its pass and skips the units already done. A failing unit is
+//!   recorded and retried with backoff by later runs; the run goes on.
+//! - **Dry runs** do every unit's work and roll its transaction back.
+
+pub mod control;
+pub mod definition;
+mod evict;
+mod purge;
+mod runner;
+pub mod runs;
+pub mod scheduler;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::domain::{TenantId, UserId};
+
+pub use definition::{Budget, Definition, JobKind};
+pub use runner::{Executor, RunOutcome};
+pub use runs::{Enqueued, NewRun, Run};
+
+/// What a run covers: every tenant, one tenant, or one user of one tenant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub tenant: Option<TenantId>,
+    pub user: Option<UserId>,
+}
+
+impl Scope {
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn tenant(tenant: TenantId) -> Self {
+        Self { tenant: Some(tenant), user: None }
+    }
+
+    pub fn user(tenant: TenantId, user: UserId) -> Self {
+        Self { tenant: Some(tenant), user: Some(user) }
+    }
+
+    /// From stored columns, which were valid when written.
+    pub fn from_columns(tenant: Option<&str>, user: Option<&str>) -> Self {
+        Self {
+            tenant: tenant.and_then(|t| TenantId::parse(t).ok()),
+            user: user.and_then(|u| UserId::parse(u).ok()),
+        }
+    }
+
+    pub fn columns(&self) -> (Option<&str>, Option<&str>) {
+        (self.tenant.as_ref().map(|t| t.as_str()), self.user.as_ref().map(|u| u.as_str()))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Schedule,
+    Admin,
+    Cli,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Schedule => "schedule",
+            Self::Admin => "admin",
+            Self::Cli => "cli",
+        }
+    }
+}
+
+/// Items by action: what a unit or a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts(BTreeMap<String, i64>);
+
+impl Counts {
+    pub fn add(&mut self, action: &str, n: i64) {
+        if n != 0 {
+            *self.0.entry(action.to_owned()).or_default() += n;
+        }
+    }
+
+    pub fn merge(&mut self, other: &Counts) {
+        for (action, n) in &other.0 {
+            self.add(action, *n);
+        }
+    }
+
+    pub fn get(&self, action: &str) -> i64 {
+        self.0.get(action).copied().unwrap_or(0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(&self.0).expect("a map of integers serialises")
+    }
+}

@@ -1,0 +1,122 @@
+//! `purge`: hard-deletes what retention says is past keeping — memories evicted, merged
+//! or deleted (and, later, superseded ones) longer than their retention, with their
+//! history and access rows; raw events of archived sessions; old job runs. The content
+//! is gone; the counts stay in the run record.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use super::runner::Unit;
+use super::{Counts, Scope};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PurgeParams {
+    /// Evicted, merged and deleted memories are kept this long (restorable meanwhile).
+    pub removed_retention_days: f64,
+    /// Superseded memories answer `as_of` searches this far back.
+    pub superseded_retention_days: f64,
+    /// Raw events of archived sessions (their summaries stay).
+    pub archived_events_retention_days: f64,
+    /// Finished job runs.
+    pub job_runs_retention_days: f64,
+}
+
+impl Default for PurgeParams {
+    fn default() -> Self {
+        Self {
+            removed_retention_days: 30.0,
+            superseded_retention_days: 365.0,
+            archived_events_retention_days: 30.0,
+            job_runs_retention_days: 90.0,
+        }
+    }
+}
+
+impl PurgeParams {
+    fn cutoffs(&self, now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>, DateTime<Utc>) {
+        let before = |days: f64| now - chrono::Duration::milliseconds((days * 86_400_000.0) as i64);
+        (before(self.removed_retention_days), before(self.superseded_retention_days), before(self.archived_events_retention_days))
+    }
+}
+
+/// Users with memories or archived events past retention.
+pub async fn candidates(pool: &PgPool, params: &PurgeParams, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
+    let (tenant, user) = scope.columns();
+    let (removed, superseded, events) = params.cutoffs(now);
+    sqlx::query_as(
+        "SELECT tenant_id, user_id FROM memories
+          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
+            AND ((status IN ('evicted', 'merged', 'deleted') AND updated_at < $3)
+                 OR (status = 'superseded' AND updated_at < $4))
+         UNION
+         SELECT tenant_id, user_id FROM sessions
+          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2) AND archived_at < $5",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(removed)
+    .bind(superseded)
+    .bind(events)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit<'_>) -> anyhow::Result<Counts> {
+    let (removed, superseded, events) = params.cutoffs(unit.now);
+    let (memories, history, access): (i64, i64, i64) = sqlx::query_as(
+        "WITH gone AS (
+            DELETE FROM memories
+             WHERE tenant_id = $1 AND user_id = $2
+               AND ((status IN ('evicted', 'merged', 'deleted') AND updated_at < $3)
+                    OR (status = 'superseded' AND updated_at < $4))
+            RETURNING id
+         ), history AS (
+            DELETE FROM memory_history WHERE tenant_id = $1 AND memory_id IN (SELECT id FROM gone) RETURNING 1
+         ), access AS (
+            DELETE FROM memory_access WHERE tenant_id = $1 AND memory_id IN (SELECT id FROM gone) RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM history), (SELECT count(*) FROM access)",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .bind(removed)
+    .bind(superseded)
+    .fetch_one(&mut *conn)
+    .await?;
+    let deleted_events = sqlx::query(
+        "DELETE FROM events e USING sessions s
+          WHERE e.tenant_id = $1 AND e.user_id = $2 AND s.tenant_id = $1 AND s.user_id = $2
+            AND s.session_id = e.session_id AND s.archived_at < $3",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .bind(events)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    let mut counts = Counts::default();
+    counts.add("memories_deleted", memories);
+    counts.add("history_deleted", history);
+    counts.add("access_rows_deleted", access);
+    counts.add("events_deleted", deleted_events as i64);
+    Ok(counts)
+}
+
+/// Finished runs past retention, never the current one.
+pub async fn old_runs(conn: &mut PgConnection, params: &PurgeParams, current: Uuid, now: DateTime<Utc>) -> sqlx::Result<Counts> {
+    let cutoff = now - chrono::Duration::milliseconds((params.job_runs_retention_days * 86_400_000.0) as i64);
+    let deleted = sqlx::query(
+        "DELETE FROM job_runs WHERE id <> $1 AND status NOT IN ('queued', 'running') AND finished_at < $2",
+    )
+    .bind(current)
+    .bind(cutoff)
+    .execute(conn)
+    .await?
+    .rows_affected();
+    let mut counts = Counts::default();
+    counts.add("job_runs_deleted", deleted as i64);
+    Ok(counts)
+}

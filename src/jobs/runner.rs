@@ -1,0 +1,317 @@
+//! One run of one job: take the job's lock, claim the run, work through its per-user
+//! units within the budgets, record counts and metrics. The scheduler, the admin API
+//! (through the scheduler's executor loop) and `engram job run` all end up here.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use sqlx::{Connection, PgConnection, PgPool};
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use super::definition::{Budget, Definition, JobKind};
+use super::{Counts, Run, Scope, evict, purge, runs};
+use crate::configuration::JobSettings;
+use crate::db::begin_tenant_tx;
+use crate::domain::{TenantId, UserId};
+use crate::metrics::Metrics;
+
+/// One user's share of a run, as the job function sees it.
+pub struct Unit<'a> {
+    pub run_id: Uuid,
+    pub tenant: &'a TenantId,
+    pub user: &'a UserId,
+    pub now: DateTime<Utc>,
+    pub budget: &'a Budget,
+}
+
+impl JobKind {
+    /// The users this job may have work for, within `scope`.
+    async fn candidates(&self, pool: &PgPool, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
+        match self {
+            Self::Evict(_) => evict::candidates(pool, scope).await,
+            Self::Purge(params) => purge::candidates(pool, params, scope, now).await,
+        }
+    }
+
+    /// Work that belongs to no user, done once before the units.
+    async fn before_units(&self, conn: &mut PgConnection, run: &Run, now: DateTime<Utc>) -> sqlx::Result<Counts> {
+        match self {
+            Self::Evict(_) => Ok(Counts::default()),
+            Self::Purge(params) => purge::old_runs(conn, params, run.id, now).await,
+        }
+    }
+
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>) -> anyhow::Result<Counts> {
+        match self {
+            Self::Evict(params) => evict::run_unit(conn, params, unit).await,
+            Self::Purge(params) => purge::run_unit(conn, params, unit).await,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub run_id: Uuid,
+    pub status: &'static str,
+    pub counts: Counts,
+    pub stop_reason: Option<&'static str>,
+    pub error: Option<String>,
+}
+
+/// Runs jobs for one process; cheap to clone.
+#[derive(Clone)]
+pub struct Executor {
+    pub pool: PgPool,
+    pub jobs: Arc<BTreeMap<String, Definition>>,
+    pub metrics: Metrics,
+    pub settings: JobSettings,
+    pub worker_id: String,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl Executor {
+    pub fn definition(&self, job: &str) -> Option<&Definition> {
+        self.jobs.get(job)
+    }
+
+    /// Runs the queued run `run_id` here and now, waiting up to `lock_wait` for a run of
+    /// the same job elsewhere to finish. If an executor loop claimed it first, waits for
+    /// that run instead; either way returns the finished run.
+    pub async fn run_now(&self, job: &str, run_id: Uuid, lock_wait: Duration) -> anyhow::Result<Run> {
+        let mut conn = self.pool.acquire().await?.detach();
+        let waited = Instant::now();
+        loop {
+            if runs::try_lock_job(&mut conn, job).await? {
+                break;
+            }
+            if waited.elapsed() > lock_wait {
+                anyhow::bail!("another run of `{job}` is still running after {} s; try again later", lock_wait.as_secs());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        match runs::claim(&mut conn, job, Some(run_id), &self.worker_id).await? {
+            Some(run) => {
+                self.execute(run, &mut conn).await;
+                conn.close().await?;
+            }
+            None => {
+                runs::unlock_job(&mut conn, job).await?;
+                conn.close().await?;
+            }
+        }
+        loop {
+            let run = runs::get(&self.pool, run_id).await?.ok_or_else(|| anyhow::anyhow!("run {run_id} disappeared"))?;
+            if run.is_finished() {
+                return Ok(run);
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// If no run of `job` is in progress anywhere, claims its oldest queued run and
+    /// starts it in the background. Also marks runs of dead workers abandoned.
+    pub async fn try_start(&self, job: &str) -> anyhow::Result<Option<tokio::task::JoinHandle<RunOutcome>>> {
+        let mut conn = self.pool.acquire().await?.detach();
+        if !runs::try_lock_job(&mut conn, job).await? {
+            conn.close().await?;
+            return Ok(None);
+        }
+        let Some(run) = runs::claim(&mut conn, job, None, &self.worker_id).await? else {
+            runs::unlock_job(&mut conn, job).await?;
+            conn.close().await?;
+            return Ok(None);
+        };
+        let executor = self.clone();
+        Ok(Some(tokio::spawn(async move {
+            let outcome = executor.execute(run, &mut conn).await;
+            // Closing the connection releases the run lock.
+            let _ = conn.close().await;
+            outcome
+        })))
+    }
+
+    /// Executes a claimed run while `lock` holds the job's run lock.
+    #[tracing::instrument(skip_all, fields(run_id = %run.id, job = %run.job))]
+    async fn execute(&self, run: Run, _lock: &mut PgConnection) -> RunOutcome {
+        let started = Instant::now();
+        let outcome = match self.definition(&run.job) {
+            Some(definition) => self.work(definition, &run, started).await,
+            None => Err(anyhow::anyhow!("this worker has no definition of job `{}`", run.job)),
+        };
+        let outcome = outcome.unwrap_or_else(|err| {
+            tracing::error!(error = format!("{err:#}"), "run failed");
+            RunOutcome { run_id: run.id, status: "failed", counts: Counts::default(), stop_reason: None, error: Some(format!("{err:#}")) }
+        });
+        if let Err(err) =
+            runs::finish(&self.pool, run.id, outcome.status, &outcome.counts.to_json(), outcome.error.as_deref(), outcome.stop_reason).await
+        {
+            tracing::error!(error = %err, "cannot record the end of the run");
+        }
+        self.metrics.job_runs.with_label_values(&[&run.job, outcome.status]).inc();
+        self.metrics.job_duration.with_label_values(&[&run.job]).observe(started.elapsed().as_secs_f64());
+        if outcome.status == "succeeded" && !run.dry_run {
+            self.metrics.job_last_success.with_label_values(&[&run.job]).set(Utc::now().timestamp() as f64);
+        }
+        tracing::info!(status = outcome.status, stop_reason = outcome.stop_reason, counts = %outcome.counts.to_json(),
+                       seconds = started.elapsed().as_secs_f64(), "run finished");
+        outcome
+    }
+
+    async fn work(&self, definition: &Definition, run: &Run, started: Instant) -> anyhow::Result<RunOutcome> {
+        let now = run.as_of.unwrap_or_else(Utc::now);
+        let pass = run.pass_id.unwrap_or(run.id);
+        let budget = &definition.budget;
+        let mut counts = Counts::default();
+
+        let mut tx = self.pool.begin().await?;
+        counts.merge(&definition.kind.before_units(&mut tx, run, now).await?);
+        if run.dry_run { tx.rollback().await? } else { tx.commit().await? }
+
+        let candidates = definition.kind.candidates(&self.pool, &run.scope(), now).await?;
+        let (units, deferred) = pending_units(&self.pool, &run.job, &candidates, pass).await?;
+        counts.add("deferred", deferred);
+        let mut stop_reason = None;
+        let mut last_beat = Instant::now();
+        for (tenant, user) in &units {
+            if *self.shutdown.borrow() {
+                stop_reason = Some("shutdown");
+                break;
+            }
+            if started.elapsed() >= definition.timeout {
+                stop_reason = Some("timeout");
+                break;
+            }
+            if counts.get("users") as u64 >= budget.max_users {
+                stop_reason = Some("max_users");
+                break;
+            }
+            if counts.get("llm_tokens") as u64 >= budget.max_llm_tokens {
+                stop_reason = Some("max_llm_tokens");
+                break;
+            }
+            let (Ok(tenant), Ok(user)) = (TenantId::parse(tenant.as_str()), UserId::parse(user.as_str())) else {
+                continue;
+            };
+            let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget };
+            let done = self.run_unit(definition, run, pass, &unit).await;
+            match done {
+                Ok(Some(unit_counts)) => {
+                    counts.add("users", 1);
+                    counts.merge(&unit_counts);
+                    if !run.dry_run {
+                        for (action, n) in unit_counts.iter() {
+                            self.metrics.job_items.with_label_values(&[&run.job, action]).inc_by(n as u64);
+                        }
+                    }
+                }
+                Ok(None) => counts.add("skipped_locked", 1),
+                Err(err) => {
+                    counts.add("failed", 1);
+                    self.metrics.job_items.with_label_values(&[&run.job, "failed"]).inc();
+                    tracing::warn!(error = format!("{err:#}"), "unit failed; it is retried with backoff by a later run");
+                    if !run.dry_run {
+                        record_failure(&self.pool, &run.job, &tenant, &user, &format!("{err:#}")).await?;
+                    }
+                }
+            }
+            if last_beat.elapsed() >= Duration::from_secs(self.settings.heartbeat_secs) {
+                runs::heartbeat(&self.pool, run.id, &counts.to_json()).await?;
+                last_beat = Instant::now();
+            }
+        }
+        let status = match stop_reason {
+            Some("shutdown") => "cancelled",
+            _ if counts.get("failed") > 0 && counts.get("users") == 0 => "failed",
+            _ => "succeeded",
+        };
+        let error = (status == "failed").then(|| format!("all {} units failed; see the worker's log", counts.get("failed")));
+        Ok(RunOutcome { run_id: run.id, status, counts, stop_reason, error })
+    }
+
+    /// One unit in one transaction as its tenant: lock the checkpoint, do the job's
+    /// work, mark the checkpoint done for this pass. `None` when another run holds it.
+    async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Option<Counts>> {
+        let mut tx = begin_tenant_tx(&self.pool, unit.tenant).await?;
+        sqlx::query("INSERT INTO job_checkpoints (tenant_id, user_id, job) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+            .bind(unit.tenant.as_str())
+            .bind(unit.user.as_str())
+            .bind(&run.job)
+            .execute(&mut *tx)
+            .await?;
+        let locked: Option<i32> = sqlx::query_scalar(
+            "SELECT 1 FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3 FOR UPDATE SKIP LOCKED",
+        )
+        .bind(unit.tenant.as_str())
+        .bind(unit.user.as_str())
+        .bind(&run.job)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if locked.is_none() {
+            return Ok(None);
+        }
+        let counts = definition.kind.run_unit(&mut tx, unit).await?;
+        sqlx::query(
+            "UPDATE job_checkpoints SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL
+              WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
+        )
+        .bind(unit.tenant.as_str())
+        .bind(unit.user.as_str())
+        .bind(&run.job)
+        .bind(pass)
+        .execute(&mut *tx)
+        .await?;
+        if run.dry_run { tx.rollback().await? } else { tx.commit().await? }
+        Ok(Some(counts))
+    }
+}
+
+/// The candidates this pass has not finished, least recently processed first (so a
+/// budget-limited run still reaches everyone over time), and how many are waiting out
+/// a backoff after failures.
+async fn pending_units(
+    pool: &PgPool,
+    job: &str,
+    candidates: &[(String, String)],
+    pass: Uuid,
+) -> sqlx::Result<(Vec<(String, String)>, i64)> {
+    let (tenants, users): (Vec<&str>, Vec<&str>) = candidates.iter().map(|(t, u)| (t.as_str(), u.as_str())).unzip();
+    let rows: Vec<(String, String, bool)> = sqlx::query_as(
+        "SELECT c.t, c.u, coalesce(k.retry_after > now(), false)
+           FROM unnest($1::text[], $2::text[]) AS c(t, u)
+           LEFT JOIN job_checkpoints k ON k.tenant_id = c.t AND k.job = $3 AND k.user_id = c.u
+          WHERE k.pass_id IS DISTINCT FROM $4
+          ORDER BY k.done_at NULLS FIRST, c.t, c.u",
+    )
+    .bind(&tenants)
+    .bind(&users)
+    .bind(job)
+    .bind(pass)
+    .fetch_all(pool)
+    .await?;
+    let deferred = rows.iter().filter(|(_, _, waiting)| *waiting).count() as i64;
+    Ok((rows.into_iter().filter(|(_, _, waiting)| !waiting).map(|(t, u, _)| (t, u)).collect(), deferred))
+}
+
+/// A failed unit waits 1, 2, 4 … minutes (at most a day) before a run tries it again.
+async fn record_failure(pool: &PgPool, job: &str, tenant: &TenantId, user: &UserId, error: &str) -> sqlx::Result<()> {
+    let error: String = error.chars().take(500).collect();
+    sqlx::query(
+        "INSERT INTO job_checkpoints (tenant_id, user_id, job, failures, retry_after, last_error)
+         VALUES ($1, $2, $3, 1, now() + interval '1 minute', $4)
+         ON CONFLICT (tenant_id, job, user_id) DO UPDATE
+            SET failures = job_checkpoints.failures + 1,
+                retry_after = now() + least(interval '1 minute' * power(2, job_checkpoints.failures), interval '1 day'),
+                last_error = $4",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(job)
+    .bind(error)
+    .execute(pool)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,534 @@
+//! The worker: job files, runs and their records, admin routes, replicas, crashes.
+//! Runs are started by calling the run function directly; no test waits on a cron tick
+//! except the one about several replicas sharing ticks.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use engram::configuration::Role;
+use engram::db::Database;
+use engram::domain::{TenantId, UserId};
+use engram::jobs::{Definition, Executor, Run, Scope, Trigger, control, definition, runs};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::helpers::{TestApp, error_of, fresh_database, spawn_app, spawn_app_with, test_settings};
+
+const EVICT: &str = r#"
+schedule = "0 0 3 * * *"
+[budget]
+max_removed_fraction = 1.0
+[params]
+min_score = 0.02
+max_per_user = 100
+"#;
+
+/// A folder of job files.
+fn job_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(format!("{name}.toml")), text).unwrap();
+    }
+    dir
+}
+
+fn executor(db: &Database, dir: &tempfile::TempDir) -> Executor {
+    let jobs: BTreeMap<String, Definition> = definition::load_dir(dir.path()).unwrap();
+    Executor {
+        pool: db.pool.clone(),
+        jobs: Arc::new(jobs),
+        metrics: Default::default(),
+        settings: Default::default(),
+        worker_id: "test".into(),
+        shutdown: tokio::sync::watch::channel(false).1,
+    }
+}
+
+/// One run of `job` over `scope`, start to finish, through the code path of the CLI.
+async fn run(executor: &Executor, job: &str, scope: Scope, dry_run: bool) -> Run {
+    let id = control::trigger(&executor.pool, &executor.jobs, job, &scope, Trigger::Cli, dry_run, None).await.unwrap();
+    executor.run_now(job, id, Duration::from_secs(10)).await.unwrap()
+}
+
+/// A memory `days_old` days old that nobody has looked at since.
+async fn old_memory(db: &Database, tenant: &str, user: &str, category: &str, days_old: i64, pinned: bool) -> Uuid {
+    let id = Uuid::now_v7();
+    sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING").bind(tenant).execute(&db.pool).await.unwrap();
+    sqlx::query(
+        "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, importance, pinned, created_at, updated_at, valid_from)
+         VALUES ($1, $2, $3, 'fact', $4, 'memory ' || $2::text, 0.5, $5, now() - make_interval(days => $6), now() - make_interval(days => $6), now() - make_interval(days => $6))",
+    )
+    .bind(tenant)
+    .bind(id)
+    .bind(user)
+    .bind(category)
+    .bind(pinned)
+    .bind(days_old as i32)
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    id
+}
+
+async fn status_of(db: &Database, id: Uuid) -> String {
+    sqlx::query_scalar("SELECT status FROM memories WHERE id = $1").bind(id).fetch_one(&db.pool).await.unwrap()
+}
+
+/// Every row of the tables a job may touch, as one text, to compare before and after.
+async fn snapshot(db: &Database) -> String {
+    sqlx::query_scalar(
+        "SELECT concat_ws('|',
+            (SELECT string_agg(m::text, ',' ORDER BY id) FROM memories m),
+            (SELECT string_agg(h::text, ',' ORDER BY id) FROM memory_history h),
+            (SELECT string_agg(k::text, ',' ORDER BY tenant_id, user_id, job) FROM job_checkpoints k),
+            (SELECT string_agg(e::text, ',' ORDER BY id) FROM events e))",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn evict_removes_stale_memories_but_keeps_pinned_identity_and_recent_ones() {
+    let (db, _) = fresh_database().await;
+    let dir = job_dir(&[("evict", EVICT)]);
+    let stale = old_memory(&db, "acme", "ann", "project", 400, false).await;
+    let pinned = old_memory(&db, "acme", "ann", "project", 400, true).await;
+    let identity = old_memory(&db, "acme", "ann", "identity", 400, false).await;
+    let recent = old_memory(&db, "acme", "ann", "project", 2, false).await;
+
+    let done = run(&executor(&db, &dir), "evict", Scope::all(), false).await;
+
+    assert_eq!(done.status, "succeeded");
+    assert_eq!(done.counts["evicted"], 1);
+    assert_eq!(status_of(&db, stale).await, "evicted");
+    for kept in [pinned, identity, recent] {
+        assert_eq!(status_of(&db, kept).await, "active");
+    }
+    let history: Vec<(String, Option<Uuid>, String)> =
+        sqlx::query_as("SELECT action, job_run_id, reason FROM memory_history WHERE memory_id = $1").bind(stale).fetch_all(&db.pool).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!((history[0].0.as_str(), history[0].1), ("evicted", Some(done.id)));
+    assert!(history[0].2.contains("below min_score"), "{}", history[0].2);
+}
+
+#[tokio::test]
+async fn evict_keeps_the_best_memories_up_to_the_cap_and_within_the_removal_fraction() {
+    let (db, _) = fresh_database().await;
+    let capped = EVICT.replace("max_removed_fraction = 1.0", "max_removed_fraction = 0.3").replace("max_per_user = 100", "max_per_user = 4");
+    let dir = job_dir(&[("evict", &capped)]);
+    for age in 10..20 {
+        old_memory(&db, "acme", "bo", "technical", age, false).await;
+    }
+
+    let done = run(&executor(&db, &dir), "evict", Scope::all(), false).await;
+
+    // Six are over the cap of four, but one run may remove only 30% of ten.
+    assert_eq!(done.counts["evicted"], 3);
+    assert_eq!(done.counts["evicted_over_cap"], 3);
+    assert_eq!(done.counts["kept_by_removal_cap"], 3);
+    let oldest_evicted: bool = sqlx::query_scalar(
+        "SELECT bool_and(status = 'evicted') FROM (SELECT status FROM memories ORDER BY created_at LIMIT 3) oldest",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert!(oldest_evicted, "the lowest-scoring (oldest) memories go first");
+}
+
+#[tokio::test]
+async fn a_dry_run_reports_the_changes_and_writes_nothing_but_its_run_record() {
+    let (db, _) = fresh_database().await;
+    let dir = job_dir(&[("evict", EVICT)]);
+    for user in ["ann", "bo", "cy"] {
+        old_memory(&db, "acme", user, "project", 400, false).await;
+        old_memory(&db, "acme", user, "project", 1, false).await;
+    }
+    let before = snapshot(&db).await;
+
+    let dry = run(&executor(&db, &dir), "evict", Scope::all(), true).await;
+
+    assert_eq!(dry.status, "succeeded");
+    assert!(dry.dry_run);
+    assert_eq!(dry.counts["evicted"], 3);
+    assert_eq!(snapshot(&db).await, before);
+    let real = run(&executor(&db, &dir), "evict", Scope::all(), false).await;
+    assert_eq!(real.counts["evicted"], 3, "the dry run did not use up the work");
+}
+
+#[tokio::test]
+async fn a_run_scoped_to_one_user_leaves_other_users_and_tenants_alone() {
+    let (db, _) = fresh_database().await;
+    let dir = job_dir(&[("evict", EVICT)]);
+    let ann = old_memory(&db, "acme", "ann", "project", 400, false).await;
+    let bo = old_memory(&db, "acme", "bo", "project", 400, false).await;
+    let other = old_memory(&db, "globex", "ann", "project", 400, false).await;
+
+    let scope = Scope::user(TenantId::parse("acme").unwrap(), UserId::parse("ann").unwrap());
+    let done = run(&executor(&db, &dir), "evict", scope, false).await;
+
+    assert_eq!(done.counts["users"], 1);
+    assert_eq!(status_of(&db, ann).await, "evicted");
+    assert_eq!(status_of(&db, bo).await, "active");
+    assert_eq!(status_of(&db, other).await, "active");
+}
+
+#[tokio::test]
+async fn a_failing_unit_is_recorded_and_backed_off_while_the_run_goes_on() {
+    let (db, _) = fresh_database().await;
+    let dir = job_dir(&[("evict", EVICT)]);
+    let fine = old_memory(&db, "acme", "ann", "project", 400, false).await;
+    old_memory(&db, "acme", "broken", "project", 400, false).await;
+    sqlx::raw_sql(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$;
+         CREATE TRIGGER refuse BEFORE UPDATE ON memories FOR EACH ROW WHEN (OLD.user_id = 'broken') EXECUTE FUNCTION refuse();",
+    )
+    .execute(&db.pool)
+    .await
+    .unwrap();
+    let executor = executor(&db, &dir);
+
+    let first = run(&executor, "evict", Scope::all(), false).await;
+
+    assert_eq!(first.status, "succeeded");
+    assert_eq!((first.counts["users"].as_i64(), first.counts["failed"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(status_of(&db, fine).await, "evicted");
+    let (failures, waits): (i32, bool) =
+        sqlx::query_as("SELECT failures, retry_after > now() FROM job_checkpoints WHERE user_id = 'broken' AND job = 'evict'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
+    assert_eq!((failures, waits), (1, true));
+    let second = run(&executor, "evict", Scope::all(), false).await;
+    assert_eq!(second.counts["deferred"], 1, "the failing user waits out its backoff: {}", second.counts);
+    assert!(second.counts.get("failed").is_none());
+}
+
+#[tokio::test]
+async fn a_user_budget_stops_the_run_cleanly_and_the_next_run_starts_with_the_others() {
+    let (db, _) = fresh_database().await;
+    let limited = EVICT.replace("[budget]", "[budget]\nmax_users = 2");
+    let dir = job_dir(&[("evict", &limited)]);
+    for user in ["u1", "u2", "u3", "u4", "u5"] {
+        old_memory(&db, "acme", user, "project", 400, false).await;
+    }
+    let executor = executor(&db, &dir);
+
+    let first = run(&executor, "evict", Scope::all(), false).await;
+    let second = run(&executor, "evict", Scope::all(), false).await;
+    let third = run(&executor, "evict", Scope::all(), false).await;
+
+    assert_eq!((first.status.as_str(), first.stop_reason.as_deref()), ("succeeded", Some("max_users")));
+    assert_eq!(first.counts["users"], 2);
+    let evicted: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE status = 'evicted'").fetch_one(&db.pool).await.unwrap();
+    assert_eq!((second.counts["evicted"].as_i64(), third.counts["evicted"].as_i64()), (Some(2), Some(1)));
+    assert_eq!(evicted, 5, "three budget-limited runs reached every user");
+}
+
+#[tokio::test]
+async fn purge_deletes_what_is_past_retention_and_keeps_the_rest() {
+    let (db, _) = fresh_database().await;
+    let dir = job_dir(&[("evict", EVICT), ("purge", "schedule = \"0 0 4 * * *\"\n[params]\nremoved_retention_days = 30\njob_runs_retention_days = 10")]);
+    let gone = old_memory(&db, "acme", "ann", "project", 400, false).await;
+    let young = old_memory(&db, "acme", "ann", "project", 400, false).await;
+    let active = old_memory(&db, "acme", "ann", "project", 400, false).await;
+    sqlx::query("UPDATE memories SET status = 'evicted', updated_at = now() - make_interval(days => $2) WHERE id = $1")
+        .bind(gone).bind(40).execute(&db.pool).await.unwrap();
+    sqlx::query("UPDATE memories SET status = 'evicted', updated_at = now() - make_interval(days => $2) WHERE id = $1")
+        .bind(young).bind(5).execute(&db.pool).await.unwrap();
+    sqlx::query("INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, after) VALUES ('acme', $1, $2, 'ann', 'evicted', '{\"content\": \"secret\"}')")
+        .bind(Uuid::now_v7()).bind(gone).execute(&db.pool).await.unwrap();
+    sqlx::query("INSERT INTO job_runs (id, job, trigger, status, finished_at) VALUES ($1, 'evict', 'cli', 'succeeded', now() - interval '20 days')")
+        .bind(Uuid::now_v7()).execute(&db.pool).await.unwrap();
+
+    let done = run(&executor(&db, &dir), "purge", Scope::all(), false).await;
+
+    assert_eq!(done.status, "succeeded");
+    assert_eq!((done.counts["memories_deleted"].as_i64(), done.counts["history_deleted"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(done.counts["job_runs_deleted"], 1);
+    let left: Vec<Uuid> = sqlx::query_scalar("SELECT id FROM memories ORDER BY id").fetch_all(&db.pool).await.unwrap();
+    assert_eq!(left, vec![young, active]);
+    let history: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_history").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(history, 0);
+}
+
+#[tokio::test]
+async fn bad_job_files_name_the_file_and_the_key() {
+    let cases = [
+        ("nightly", "schedule = \"0 0 3 * * *\"", "unknown job `nightly`"),
+        ("evict", "schedule = \"0 3 * * *\"", "schedule: `0 3 * * *` is not a 6-field cron"),
+        ("evict", "schedule = \"0 0 3 * * *\"\n[params]\nmin_scor = 0.1", "unknown field `min_scor`"),
+        ("evict", "schedule = \"0 0 3 * * *\"\n[params]\nmin_score = \"low\"", "params.min_score: invalid type: string"),
+        ("evict", "schedule = \"0 0 3 * * *\"\ntimeout = \"soon\"", "timeout: `soon`"),
+        ("evict", "schedule = \"0 0 3 * * *\"\nenabeld = false", "unknown field `enabeld`"),
+        ("purge", "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = 2.0", "budget.max_removed_fraction"),
+    ];
+    for (name, text, expected) in cases {
+        let dir = job_dir(&[(name, text)]);
+        let message = format!("{:#}", definition::load_dir(dir.path()).unwrap_err());
+        assert!(message.contains(&format!("{name}.toml")), "names the file: {message}");
+        assert!(message.contains(expected), "expected `{expected}` in: {message}");
+    }
+
+    let (db, _) = fresh_database().await;
+    let dir = job_dir(&[("evict", "schedule = \"every night\"")]);
+    let mut settings = test_settings();
+    settings.jobs.dir = dir.path().to_owned();
+    let refused = engram::startup::Application::build(settings, db).await;
+    assert!(format!("{:#}", refused.err().expect("startup refuses a bad job file")).contains("evict.toml: schedule"));
+}
+
+#[tokio::test]
+async fn the_shipped_job_files_load() {
+    let jobs = definition::load_dir(std::path::Path::new("jobs")).unwrap();
+    assert!(jobs.contains_key("evict") && jobs.contains_key("purge"));
+}
+
+async fn spawn_worker(dir: &tempfile::TempDir) -> TestApp {
+    let mut settings = test_settings();
+    settings.server.role = Role::All;
+    settings.jobs.dir = dir.path().to_owned();
+    settings.jobs.poll_ms = 50;
+    spawn_app_with(settings).await
+}
+
+async fn wait_for_run(app: &TestApp, key: &str, run_id: &str) -> Value {
+    for _ in 0..200 {
+        let run: Value = app.get_as(key, &format!("/admin/v1/jobs/runs/{run_id}")).await.json().await.unwrap();
+        if !matches!(run["status"].as_str(), Some("queued" | "running")) {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {run_id} did not finish");
+}
+
+#[tokio::test]
+async fn an_admin_trigger_is_run_by_the_worker_and_counted_in_metrics() {
+    let dir = job_dir(&[("evict", EVICT)]);
+    let app = spawn_worker(&dir).await;
+    let key = app.key("acme", "admin").await;
+    let stale = old_memory(&app.db, "acme", "ann", "project", 400, false).await;
+
+    let queued = app.post_as(&key, "/admin/v1/jobs/evict/runs", &json!({"user_id": "ann"})).await;
+    assert_eq!(queued.status(), 202);
+    let run_id = queued.json::<Value>().await.unwrap()["run_id"].as_str().unwrap().to_owned();
+    let run = wait_for_run(&app, &key, &run_id).await;
+
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!((run["trigger"].as_str(), run["tenant_id"].as_str(), run["user_id"].as_str()), (Some("admin"), Some("acme"), Some("ann")));
+    assert_eq!(run["counts"]["evicted"], 1);
+    assert_eq!(status_of(&app.db, stale).await, "evicted");
+    let metrics = app.metrics().await;
+    assert!(metrics.contains("engram_job_runs_total{job=\"evict\",status=\"succeeded\"} 1"), "{metrics}");
+    assert!(metrics.contains("engram_job_items_total{action=\"evicted\",job=\"evict\"} 1"), "{metrics}");
+    assert!(metrics.contains("engram_job_last_success_timestamp_seconds{job=\"evict\"}"));
+    let jobs: Value = app.get_as(&key, "/admin/v1/jobs").await.json().await.unwrap();
+    assert_eq!(jobs["jobs"][0]["name"], "evict");
+    assert_eq!(jobs["jobs"][0]["last_run"]["id"], run_id.as_str());
+    assert!(jobs["jobs"][0]["next_run_at"].as_str().unwrap().ends_with("03:00:00Z"));
+}
+
+#[tokio::test]
+async fn overlapping_triggers_get_409_and_disjoint_ones_queue() {
+    // The API role runs no jobs, so triggered runs stay queued.
+    let app = spawn_app().await;
+    let acme = app.key("acme", "admin").await;
+    let globex = app.key("globex", "admin").await;
+
+    let first = app.post_as(&acme, "/admin/v1/jobs/evict/runs", &json!({})).await;
+    let same_tenant_user = app.post_as(&acme, "/admin/v1/jobs/evict/runs", &json!({"user_id": "ann"})).await;
+    let other_job = app.post_as(&acme, "/admin/v1/jobs/purge/runs", &json!({"dry_run": true})).await;
+    let other_tenant = app.post_as(&globex, "/admin/v1/jobs/evict/runs", &json!({"user_id": "ann"})).await;
+
+    assert_eq!(first.status(), 202);
+    assert_eq!(same_tenant_user.status(), 409);
+    assert!(error_of(same_tenant_user).await["message"].as_str().unwrap().contains("overlapping scope"));
+    assert_eq!(other_job.status(), 202);
+    assert_eq!(other_tenant.status(), 202);
+    let run_id = first.json::<Value>().await.unwrap()["run_id"].as_str().unwrap().to_owned();
+    let run: Value = app.get_as(&acme, &format!("/admin/v1/jobs/runs/{run_id}")).await.json().await.unwrap();
+    assert_eq!((run["status"].as_str(), run["tenant_id"].as_str()), (Some("queued"), Some("acme")));
+}
+
+#[tokio::test]
+async fn admin_job_routes_check_scope_and_input() {
+    let app = spawn_app().await;
+    let reader = app.key("acme", "read,ingest").await;
+    let admin = app.key("acme", "admin").await;
+    let run_id = Uuid::now_v7();
+
+    for (method, path) in [("GET", "/admin/v1/jobs".to_owned()), ("POST", "/admin/v1/jobs/evict/runs".into()),
+                           ("GET", format!("/admin/v1/jobs/runs/{run_id}")), ("POST", "/admin/v1/jobs/evict/pause".into()),
+                           ("POST", "/admin/v1/jobs/evict/resume".into())] {
+        let request = match method {
+            "GET" => app.client.get(format!("{}{path}", app.address)),
+            _ => app.client.post(format!("{}{path}", app.address)).json(&json!({})),
+        };
+        assert_eq!(request.try_clone().unwrap().send().await.unwrap().status(), 401, "{path}");
+        assert_eq!(request.bearer_auth(&reader).send().await.unwrap().status(), 403, "{path}");
+    }
+
+    assert_eq!(app.post_as(&admin, "/admin/v1/jobs/nightly/runs", &json!({})).await.status(), 404);
+    assert_eq!(app.get_as(&admin, &format!("/admin/v1/jobs/runs/{run_id}")).await.status(), 404);
+    let bad_id = app.get_as(&admin, "/admin/v1/jobs/runs/not-a-uuid").await;
+    assert_eq!(error_of(bad_id).await["field"], "run_id");
+    let foreign = app.post_as(&admin, "/admin/v1/jobs/evict/runs", &json!({"tenant": "globex"})).await;
+    assert_eq!(error_of(foreign).await["field"], "tenant");
+    let typo = app.post_as(&admin, "/admin/v1/jobs/evict/runs", &json!({"dryrun": true})).await;
+    assert_eq!(typo.status(), 400);
+    let bad_user = app.post_as(&admin, "/admin/v1/jobs/evict/runs", &json!({"user_id": ""})).await;
+    assert_eq!(error_of(bad_user).await["field"], "user_id");
+    let empty = app.client.post(format!("{}/admin/v1/jobs/evict/runs", app.address)).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!(empty.status(), 202, "an empty body means the whole tenant");
+}
+
+#[tokio::test]
+async fn a_pause_survives_a_restart_and_stops_scheduled_runs_only() {
+    let app = spawn_app().await;
+    let admin = app.key("acme", "admin").await;
+
+    let paused = app.post_as(&admin, "/admin/v1/jobs/evict/pause", &json!({})).await;
+    assert_eq!(paused.status(), 200);
+    let restarted = engram::startup::Application::build(test_settings(), app.db.clone()).await.unwrap();
+    let address = format!("http://127.0.0.1:{}", restarted.port());
+    tokio::spawn(restarted.run_until_stopped());
+
+    let jobs: Value = app.client.get(format!("{address}/admin/v1/jobs")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+    let evict = jobs["jobs"].as_array().unwrap().iter().find(|j| j["name"] == "evict").unwrap().clone();
+    assert_eq!((evict["paused"].as_bool(), evict["next_run_at"].is_null()), (Some(true), true));
+    let tick = runs::NewRun { job: "evict", scope: &Scope::all(), trigger: Trigger::Schedule, dry_run: false, as_of: None, tick_at: Some(chrono::Utc::now()) };
+    assert_eq!(runs::enqueue(&app.db.pool, tick.clone()).await.unwrap(), runs::Enqueued::Paused);
+    let manual = app.post_as(&admin, "/admin/v1/jobs/evict/runs", &json!({})).await;
+    assert_eq!(manual.status(), 202, "operators can still run a paused job by hand");
+
+    app.post_as(&admin, "/admin/v1/jobs/evict/resume", &json!({})).await;
+    sqlx::query("UPDATE job_runs SET status = 'succeeded'").execute(&app.db.pool).await.unwrap();
+    assert!(matches!(runs::enqueue(&app.db.pool, tick).await.unwrap(), runs::Enqueued::Queued(_)));
+}
+
+/// The `engram` binary against `app`'s database and the job files in `dir`.
+fn engram_command(database_url: &str, dir: &tempfile::TempDir, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_engram"));
+    command
+        .args(args)
+        .env("ENGRAM_DATABASE__URL", database_url)
+        .env("ENGRAM_JOBS__DIR", dir.path())
+        .env("ENGRAM_LOG__FILTER", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    command
+}
+
+#[tokio::test]
+async fn the_cli_runs_a_job_and_prints_its_counts() {
+    let (db, url) = fresh_database().await;
+    let dir = job_dir(&[("evict", EVICT)]);
+    old_memory(&db, "acme", "ann", "project", 400, false).await;
+
+    let dry = engram_command(&url, &dir, &["job", "run", "evict", "--user", "ann", "--tenant", "acme", "--dry-run"]).output().unwrap();
+    let real = engram_command(&url, &dir, &["job", "run", "evict", "--json"]).output().unwrap();
+    let list = engram_command(&url, &dir, &["job", "list"]).output().unwrap();
+    let unknown = engram_command(&url, &dir, &["job", "run", "nightly"]).output().unwrap();
+    let bad_time = engram_command(&url, &dir, &["job", "run", "evict", "--now", "yesterday"]).output().unwrap();
+
+    let dry_text = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.status.success(), "{}", String::from_utf8_lossy(&dry.stderr));
+    assert!(dry_text.contains("succeeded (dry run: nothing changed)") && dry_text.contains("evicted"), "{dry_text}");
+    let run: Value = serde_json::from_slice(&real.stdout).unwrap();
+    assert_eq!((run["trigger"].as_str(), run["counts"]["evicted"].as_i64()), (Some("cli"), Some(1)));
+    let list_text = String::from_utf8_lossy(&list.stdout);
+    assert!(list_text.contains("evict") && list_text.contains("succeeded"), "{list_text}");
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no job named `nightly`"));
+    assert!(String::from_utf8_lossy(&bad_time.stderr).contains("--now"));
+}
+
+#[tokio::test]
+async fn a_killed_run_is_abandoned_and_the_next_run_finishes_the_rest_without_duplicates() {
+    let (db, url) = fresh_database().await;
+    let dir = job_dir(&[("evict", EVICT)]);
+    let users = 1500;
+    sqlx::query(
+        "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, importance, created_at, updated_at, valid_from)
+         SELECT 'acme', gen_random_uuid(), 'user' || g, 'fact', 'project', 'old memory', 0.5,
+                now() - interval '400 days', now() - interval '400 days', now() - interval '400 days'
+           FROM generate_series(1, $1) g",
+    )
+    .bind(users)
+    .execute(&db.pool)
+    .await
+    .unwrap();
+
+    let mut child = engram_command(&url, &dir, &["job", "run", "evict"]).spawn().unwrap();
+    let mut done_before_kill = 0;
+    for _ in 0..1000 {
+        done_before_kill = count_evicted_history(&db).await;
+        if done_before_kill >= 50 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(done_before_kill >= 50 && done_before_kill < users, "killed mid-way: {done_before_kill} units done");
+    let killed: (Uuid, String) = sqlx::query_as("SELECT id, status FROM job_runs").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(killed.1, "running", "a killed worker cannot record its end");
+
+    let next = run(&executor(&db, &dir), "evict", Scope::all(), false).await;
+
+    let abandoned: String = sqlx::query_scalar("SELECT status FROM job_runs WHERE id = $1").bind(killed.0).fetch_one(&db.pool).await.unwrap();
+    assert_eq!(abandoned, "abandoned");
+    assert_eq!(next.status, "succeeded");
+    let finished_by_killed = count_evicted_history(&db).await - next.counts["evicted"].as_i64().unwrap();
+    assert_eq!(next.counts["users"].as_i64().unwrap(), users - finished_by_killed, "finished units are not redone");
+    let per_memory: (i64, i64) = sqlx::query_as(
+        "SELECT count(*), count(DISTINCT memory_id) FROM memory_history WHERE action = 'evicted'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!(per_memory, (users, users), "every memory evicted exactly once, with one history row");
+}
+
+async fn count_evicted_history(db: &Database) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM memory_history WHERE action = 'evicted'").fetch_one(&db.pool).await.unwrap()
+}
+
+#[tokio::test]
+async fn two_worker_replicas_run_each_due_tick_once_and_never_overlap() {
+    let (db, url) = fresh_database().await;
+    let every_second = EVICT.replace("0 0 3 * * *", "* * * * * *");
+    let dir = job_dir(&[("evict", &every_second)]);
+    for user in 0..200 {
+        old_memory(&db, "acme", &format!("u{user}"), "project", 400, false).await;
+    }
+    let worker = || {
+        let mut command = engram_command(&url, &dir, &["serve", "--role", "worker", "--bind", "127.0.0.1:0"]);
+        command.env("ENGRAM_JOBS__POLL_MS", "50");
+        command.spawn().unwrap()
+    };
+    let (mut a, mut b) = (worker(), worker());
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    for child in [&mut a, &mut b] {
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    }
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(a.status.success() && b.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+
+    let runs: Vec<(Option<chrono::DateTime<chrono::Utc>>, String, Option<chrono::DateTime<chrono::Utc>>, Option<chrono::DateTime<chrono::Utc>>)> =
+        sqlx::query_as("SELECT tick_at, status, started_at, finished_at FROM job_runs WHERE trigger = 'schedule' ORDER BY tick_at")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+    assert!(runs.len() >= 2, "ticks ran: {runs:?}");
+    let ticks: std::collections::BTreeSet<_> = runs.iter().map(|r| r.0).collect();
+    assert_eq!(ticks.len(), runs.len(), "one run per tick");
+    let mut executed: Vec<_> = runs.iter().filter_map(|r| Some((r.2?, r.3?))).collect();
+    executed.sort();
+    for pair in executed.windows(2) {
+        assert!(pair[0].1 <= pair[1].0, "runs overlapped: {pair:?}");
+    }
+    let evicted: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_history").fetch_one(&db.pool).await.unwrap();
+    assert_eq!(evicted, 200, "each memory evicted once across both replicas");
+}
