@@ -110,3 +110,18 @@ pub async fn vectors(pool: &PgPool) -> anyhow::Result<(Vec<Vec<f32>>, Vec<Vec<f3
     }
     Ok((centroids, noise))
 }
+
+/// Loads the corpus and its indexes into PostgreSQL's buffers (as much as fits), so
+/// the load test measures a service in steady state rather than its first minutes.
+pub async fn warm(pool: &PgPool) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    sqlx::raw_sql(
+        "CREATE EXTENSION IF NOT EXISTS pg_prewarm;
+         SELECT pg_prewarm(c.oid) FROM pg_class c
+          WHERE c.relname IN ('memories', 'memories_embedding_384', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm');",
+    )
+    .execute(pool)
+    .await
+    .context("cannot warm the buffers")?;
+    Ok(started.elapsed().as_secs_f64())
+}

@@ -29,6 +29,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
     db.migrate().await?;
     let build_seconds = corpus::ensure(&db.pool, size).await?;
+    let warm_seconds = corpus::warm(&db.pool).await?;
     let (centroids, noise) = corpus::vectors(&db.pool).await?;
     let vectors = Arc::new((centroids, noise));
 
@@ -64,6 +65,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let mut figures = vec![
         Figure { scenario: "search", metric: "corpus_memories".into(), value: size.total() as f64, unit: "memories" },
         Figure { scenario: "search", metric: "corpus_build".into(), value: build_seconds, unit: "s (0: reused)" },
+        Figure { scenario: "search", metric: "buffer_warmup".into(), value: warm_seconds, unit: "s" },
     ];
     for (name, stats) in [("vector", &with_vectors), ("text", &with_text)] {
         figures.extend(stats.figures(name));

@@ -73,8 +73,8 @@ impl Settings {
         }
         let buffers = &self.database.embedded_shared_buffers;
         let digits = buffers.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) || !["kB", "MB", "GB"].contains(&&buffers[digits.len()..]) {
-            return invalid("database.embedded_shared_buffers", "expected a size like 512MB or 2GB");
+        if buffers != "auto" && (digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) || !["kB", "MB", "GB"].contains(&&buffers[digits.len()..])) {
+            return invalid("database.embedded_shared_buffers", "expected `auto` or a size like 512MB or 2GB");
         }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections", "must be at least 1");

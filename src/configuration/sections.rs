@@ -57,8 +57,23 @@ pub struct DatabaseSettings {
     pub pg_bin_dir: Option<PathBuf>,
     /// Every command applies pending migrations before it starts.
     pub auto_migrate: bool,
-    /// The embedded server's `shared_buffers` (PostgreSQL's own default is 128MB).
+    /// The embedded server's `shared_buffers`: a size like `2GB`, or `auto` for a
+    /// quarter of the machine's memory (128MB to 8GB), the usual PostgreSQL advice.
     pub embedded_shared_buffers: String,
+}
+
+impl DatabaseSettings {
+    /// `embedded_shared_buffers` as PostgreSQL takes it, `auto` resolved for this machine.
+    pub fn shared_buffers(&self) -> String {
+        if self.embedded_shared_buffers != "auto" {
+            return self.embedded_shared_buffers.clone();
+        }
+        let total_kb = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|info| info.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(2 * 1024 * 1024);
+        format!("{}MB", (total_kb / 4 / 1024).clamp(128, 8192))
+    }
 }
 
 impl Default for DatabaseSettings {
@@ -69,7 +84,7 @@ impl Default for DatabaseSettings {
             max_connections: 16,
             pg_bin_dir: None,
             auto_migrate: true,
-            embedded_shared_buffers: "512MB".into(),
+            embedded_shared_buffers: "auto".into(),
         }
     }
 }

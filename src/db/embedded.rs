@@ -33,7 +33,7 @@ pub struct EmbeddedPostgres {
 
 impl EmbeddedPostgres {
     /// Initialises the cluster on first use, then attaches to the running server or starts it.
-    /// `shared_buffers` is PostgreSQL's setting (`512MB`), applied at every start.
+    /// `shared_buffers` is PostgreSQL's setting (`2GB`), applied at every start.
     pub async fn start(home: &Path, bin_dir: Option<&Path>, shared_buffers: &str) -> anyhow::Result<Self> {
         let bin = find_bin_dir(home, bin_dir)?;
         let run_as = run_as()?;

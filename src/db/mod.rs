@@ -45,7 +45,7 @@ impl Database {
     pub async fn open_named(settings: &DatabaseSettings, home: &Path, name: Option<&str>) -> anyhow::Result<Self> {
         let Some(url) = &settings.url else {
             let name = name.unwrap_or(EMBEDDED_DATABASE);
-            let server = EmbeddedPostgres::start(home, settings.pg_bin_dir.as_deref(), &settings.embedded_shared_buffers).await?;
+            let server = EmbeddedPostgres::start(home, settings.pg_bin_dir.as_deref(), &settings.shared_buffers()).await?;
             server.create_database(name).await?;
             let options = server.connect_options(name);
             let pool = connect_pool(settings, options).await.context("cannot connect to the embedded PostgreSQL")?;

@@ -46,7 +46,7 @@ async fn post_search(
 async fn lookup(state: &AppState, tenant: &TenantId, query: &SearchQuery) -> Result<Vec<SearchResult>, ApiError> {
     let now = Utc::now();
     let results =
-        search::run(&state.db.read_pool, &state.embedder, tenant, query, &state.settings.search, &state.decay, now).await?;
+        search::run(&state.lookups, &state.embedder, tenant, query, &state.settings.search, &state.decay, now).await?;
     let served = results.iter().filter(|r| r.kind == "fact" || r.kind == "insight").filter_map(|r| r.id.parse::<Uuid>().ok());
     state.access.record(tenant, &query.user, served, now);
     Ok(results)
