@@ -60,7 +60,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
     })
     .await?;
-    let recall = recall_at_10(&db.pool, &vectors, recall_queries, settings.search.ef_search).await?;
+    let recall = recall_at_10(&db.pool, &vectors, recall_queries, settings).await?;
 
     let mut figures = vec![
         Figure { scenario: "search", metric: "corpus_memories".into(), value: size.total() as f64, unit: "memories" },
@@ -164,20 +164,27 @@ async fn recall_at_10(
     pool: &PgPool,
     vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>),
     queries: usize,
-    ef_search: u32,
+    settings: &Settings,
 ) -> anyhow::Result<f64> {
+    let ef_search = settings.search.ef_search;
     let mut rng = StdRng::seed_from_u64(42);
-    let sql = "SELECT id FROM memories WHERE tenant_id = 'bench' AND user_id = 'large' AND status = 'active'
-                 AND embedding_dims = 384 ORDER BY embedding::vector(384) <=> $1 LIMIT 10";
+    // As the service does: `candidates` nearest from the index, the best 10 of them.
+    let candidates = crate::search::candidates(10, &settings.search);
+    let sql = format!(
+        "SELECT id FROM (SELECT id, embedding::vector(384) <=> $1 AS distance FROM memories
+                          WHERE tenant_id = 'bench' AND user_id = 'large' AND status = 'active' AND embedding_dims = 384
+                          ORDER BY embedding::vector(384) <=> $1 LIMIT {candidates}) nearest
+          ORDER BY distance LIMIT 10"
+    );
     let mut found = 0;
     for _ in 0..queries {
         let q = pgvector::Vector::from(query_vector(vectors, &mut rng));
         let mut tx = pool.begin().await?;
         let settings = format!("SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = {ef_search}");
         sqlx::raw_sql(sqlx::AssertSqlSafe(settings)).execute(&mut *tx).await?;
-        let approx: Vec<uuid::Uuid> = sqlx::query_scalar(sql).bind(&q).fetch_all(&mut *tx).await?;
+        let approx: Vec<uuid::Uuid> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone())).bind(&q).fetch_all(&mut *tx).await?;
         sqlx::raw_sql("SET LOCAL enable_indexscan = off").execute(&mut *tx).await?;
-        let exact: Vec<uuid::Uuid> = sqlx::query_scalar(sql).bind(&q).fetch_all(&mut *tx).await?;
+        let exact: Vec<uuid::Uuid> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone())).bind(&q).fetch_all(&mut *tx).await?;
         tx.rollback().await?;
         found += approx.iter().filter(|id| exact.contains(id)).count();
     }

@@ -118,7 +118,8 @@ pub struct SearchSettings {
     /// Results below this score are dropped; a lookup with none left is a miss.
     pub default_min_score: f64,
     pub max_query_chars: usize,
-    /// Candidates taken from each of the vector and the keyword search.
+    /// The most candidates taken from each of the vector and the keyword search; a
+    /// lookup takes twice its `limit` (at least 10), up to this.
     pub candidates: usize,
     /// pgvector's `hnsw.ef_search` for lookups.
     pub ef_search: u32,
@@ -136,7 +137,7 @@ impl Default for SearchSettings {
             default_min_score: 0.3,
             max_query_chars: 2000,
             candidates: 40,
-            ef_search: 200,
+            ef_search: 400,
             access_flush_ms: 1000,
             context_default_tokens: 512,
             context_max_tokens: 8192,

@@ -1,8 +1,9 @@
 //! Hybrid memory search: vector candidates from pgvector and keyword candidates
 //! from PostgreSQL text search (with substring bigrams for CJK), fused and ranked.
 //!
-//! Candidates are the union of the nearest `candidates` memories by cosine distance
-//! and up to `candidates` keyword matches. Each candidate gets
+//! Candidates are the union of the nearest memories by cosine distance and the
+//! keyword matches, twice the requested `limit` of each (at least 10, at most
+//! `search.candidates`). Each candidate gets
 //!
 //! ```text
 //! similarity = cosine similarity of query and memory embeddings
@@ -17,6 +18,7 @@
 //! Lookups are read-only SQL; access statistics go through [`crate::access`].
 
 mod query;
+pub use query::candidates;
 pub mod terms;
 
 use chrono::{DateTime, Utc};

@@ -62,6 +62,12 @@ pub async fn run(
     Ok(results)
 }
 
+/// Candidates per source: enough for re-ranking to matter, few enough that a user
+/// with 100,000 memories does not make the HNSW scan go far.
+pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
+    (2 * limit).max(10).min(settings.candidates.max(limit))
+}
+
 type Row = (Uuid, String, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, f64, f64, f64);
 
 #[allow(clippy::too_many_arguments)]
@@ -110,7 +116,7 @@ async fn memories(
         .bind(&query.memory_kinds)
         .bind(&query.categories)
         .bind(vector.to_pgvector())
-        .bind(settings.candidates as i64)
+        .bind(candidates(query.limit, settings) as i64)
         .bind(&terms.tsquery)
         .bind(&terms.like_patterns)
         .bind(&like_terms)
@@ -192,7 +198,7 @@ async fn summaries(
         .bind(vector.to_pgvector())
         .bind(&like_terms)
         .bind(query.as_of)
-        .bind(settings.candidates as i64)
+        .bind(candidates(query.limit, settings) as i64)
         .fetch_all(conn)
         .await?;
     Ok(rows

@@ -473,6 +473,14 @@ async fn a_killed_run_is_abandoned_and_the_next_run_finishes_the_rest_without_du
     child.wait().unwrap();
     assert!(done_before_kill >= 50 && done_before_kill < users, "killed mid-way: {done_before_kill} units done");
     let killed: (Uuid, String) = sqlx::query_as("SELECT id, status FROM job_runs").fetch_one(&db.pool).await.unwrap();
+    // PostgreSQL ends the dead client's sessions, and releases their locks, a moment later.
+    for _ in 0..500 {
+        let held: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = current_database()").fetch_one(&db.pool).await.unwrap();
+        if held == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(killed.1, "running", "a killed worker cannot record its end");
 
     let next = run(&executor(&db, &dir), "evict", Scope::all(), false).await;
