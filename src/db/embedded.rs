@@ -121,6 +121,7 @@ impl EmbeddedPostgres {
     }
 
     fn attach_or_start(mut self) -> anyhow::Result<Self> {
+        self.wait_while_stopping();
         if let Some(port) = self.running_port() {
             self.port = port;
             return Ok(self);
@@ -153,6 +154,19 @@ impl EmbeddedPostgres {
             log.display(),
             tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
         )
+    }
+
+    /// A server another engram process is stopping refuses connections; wait for it to
+    /// be gone (PostgreSQL's `postmaster.pid` says `stopping` meanwhile), then start anew.
+    fn wait_while_stopping(&self) {
+        let stopping = || {
+            std::fs::read_to_string(self.data.join("postmaster.pid"))
+                .is_ok_and(|pid_file| pid_file.lines().nth(7).is_some_and(|status| status.trim() == "stopping"))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while stopping() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
 
     /// The port of the running server, from its `postmaster.pid`, if it is running.

@@ -1,7 +1,7 @@
 //! Per-user resources: memory listings and detail, sessions, period summaries,
 //! export and deletion.
 
-use actix_web::{HttpRequest, HttpResponse, delete, get, web};
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
 use uuid::Uuid;
@@ -14,7 +14,7 @@ use super::state::AppState;
 use crate::auth::{Principal, Scope};
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
-use crate::memories::{self, CATEGORIES, KINDS, ListFilter, STATUSES};
+use crate::memories::{self, CATEGORIES, KINDS, ListFilter, RestoreError, STATUSES};
 use crate::users;
 
 const MAX_PAGE: i64 = 200;
@@ -181,8 +181,41 @@ async fn delete_user(state: web::Data<AppState>, principal: Principal, path: web
     Ok(HttpResponse::Ok().json(json!({"user_id": user, "deleted": deleted})))
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path), ("memory_id" = Uuid, Path)),
+    responses((status = 200, description = "Active again, with its full history (scope admin)", body = MemoryDetail),
+              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
+              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such memory for this user", body = ErrorBody),
+              (status = 409, description = "The memory is not evicted or merged", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[post("/admin/v1/users/{user_id}/memories/{memory_id}/restore")]
+async fn restore_memory(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    require(&principal, Scope::Admin)?;
+    let (user, id) = path.into_inner();
+    let user = user_of(user)?;
+    let id = Uuid::parse_str(&id).map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
+    let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
+    memories::restore(&mut tx, &principal.tenant, &user, id, &format!("key:{}", principal.key_id)).await.map_err(|err| match err {
+        RestoreError::NotFound(_) => ApiError::NotFound(err.to_string()),
+        RestoreError::NotRestorable { .. } => ApiError::Conflict(err.to_string()),
+        RestoreError::Database(err) => err.into(),
+    })?;
+    let memory = memories::get(&mut tx, &principal.tenant, &user, id).await?;
+    let history = memories::history(&mut tx, &principal.tenant, id).await?;
+    tx.commit().await?;
+    tracing::info!(tenant = %principal.tenant, "memory restored");
+    Ok(HttpResponse::Ok().json(json!({"memory": memory, "history": history})))
+}
+
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(list_memories)
+    cfg.service(restore_memory)
+        .service(list_memories)
         .service(get_memory)
         .service(list_sessions)
         .service(list_summaries)

@@ -212,3 +212,46 @@ pub async fn history(conn: &mut PgConnection, tenant: &TenantId, id: Uuid) -> sq
     .fetch_all(conn)
     .await
 }
+
+/// Why a memory could not be restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error("no memory {0} for this user")]
+    NotFound(Uuid),
+    #[error("memory {id} is {status}; only evicted or merged memories can be restored")]
+    NotRestorable { id: Uuid, status: String },
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+}
+
+/// Brings an evicted or merged memory back into search, with a history row. Restoring
+/// counts as an access, so the next `evict` run does not take it straight back.
+pub async fn restore(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, id: Uuid, actor: &str) -> Result<(), RestoreError> {
+    let status: Option<String> =
+        sqlx::query_scalar("SELECT status FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE")
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let status = status.ok_or(RestoreError::NotFound(id))?;
+    if status != "evicted" && status != "merged" {
+        return Err(RestoreError::NotRestorable { id, status });
+    }
+    sqlx::query(
+        "WITH restored AS (
+            UPDATE memories SET status = 'active', superseded_by = NULL, updated_at = now()
+             WHERE tenant_id = $1 AND id = $2 RETURNING tenant_id, id, user_id
+         )
+         INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
+         SELECT tenant_id, id, user_id, 1, now() FROM restored
+         ON CONFLICT (tenant_id, memory_id) DO UPDATE SET last_accessed_at = now()",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    let (before, after) = (json!({"status": status}), json!({"status": "active"}));
+    record_history(conn, tenant, id, user, "restored", Some(before), Some(after), "restored by an operator", None, Some(actor)).await?;
+    Ok(())
+}

@@ -540,3 +540,32 @@ async fn two_worker_replicas_run_each_due_tick_once_and_never_overlap() {
     let evicted: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_history").fetch_one(&db.pool).await.unwrap();
     assert_eq!(evicted, 200, "each memory evicted once across both replicas");
 }
+
+#[tokio::test]
+async fn an_evicted_memory_can_be_restored_once_and_stays_through_the_next_evict() {
+    let dir = job_dir(&[("evict", EVICT)]);
+    let app = spawn_app().await;
+    let admin = app.key("acme", "admin").await;
+    let reader = app.key("acme", "read").await;
+    let stale = old_memory(&app.db, "acme", "ann", "project", 400, false).await;
+    let executor = executor(&app.db, &dir);
+    run(&executor, "evict", Scope::all(), false).await;
+    let path = format!("/admin/v1/users/ann/memories/{stale}/restore");
+
+    assert_eq!(app.post_as(&reader, &path, &json!({})).await.status(), 403);
+    let restored = app.post_as(&admin, &path, &json!({})).await;
+    assert_eq!(restored.status(), 200);
+    let body: Value = restored.json().await.unwrap();
+    assert_eq!(body["memory"]["status"], "active");
+    let actions: Vec<&str> = body["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["evicted", "restored"]);
+    let again = app.post_as(&admin, &path, &json!({})).await;
+    assert_eq!(again.status(), 409);
+    assert_eq!(app.post_as(&admin, &format!("/admin/v1/users/bo/memories/{stale}/restore"), &json!({})).await.status(), 404);
+    let bad = app.post_as(&admin, "/admin/v1/users/ann/memories/nope/restore", &json!({})).await;
+    assert_eq!(error_of(bad).await["field"], "memory_id");
+
+    let next = run(&executor, "evict", Scope::all(), false).await;
+    assert!(next.counts.get("evicted").is_none(), "restoring counts as an access: {}", next.counts);
+    assert_eq!(status_of(&app.db, stale).await, "active");
+}
