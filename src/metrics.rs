@@ -31,6 +31,8 @@ pub struct Metrics {
     pub job_last_success: GaugeVec,
     pub events_pending: Gauge,
     pub memories: GaugeVec,
+    pub job_interval: GaugeVec,
+    pub ready: Gauge,
 }
 
 fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -75,7 +77,44 @@ impl Metrics {
                 metric
             },
             memories: gauge(&r, "engram_memories", "Memories by status", &["status"]),
+            job_interval: gauge(&r, "engram_job_interval_seconds", "Seconds between a job's scheduled ticks; 0 while disabled or paused", &["job"]),
+            ready: {
+                let metric = Gauge::new("engram_ready", "1 while /readyz would answer ready, else 0 (checked every 15 s)").expect("valid metric");
+                r.register(Box::new(metric.clone())).expect("registered once");
+                metric
+            },
             registry: r,
+        }
+    }
+
+    /// Creates the series of known label values at zero, so rates and ratios have data
+    /// from the first scrape rather than from the first event.
+    pub fn initialise(&self, jobs: &[&str]) {
+        for endpoint in ["search", "context"] {
+            for result in ["hit", "miss"] {
+                self.lookups.with_label_values(&[endpoint, result]);
+            }
+        }
+        for source in ["feedback", "detected"] {
+            self.corrections.with_label_values(&[source]);
+        }
+        for job in jobs {
+            for status in ["succeeded", "failed", "cancelled"] {
+                self.job_runs.with_label_values(&[job, status]);
+            }
+            self.job_items.with_label_values(&[job, "failed"]);
+        }
+    }
+
+    /// Creates the LLM series of `model` for each prompt engram can send, at zero.
+    pub fn initialise_llm(&self, model: &str, purposes: &[String]) {
+        for purpose in purposes {
+            for status in ["ok", "rejected", "rate_limited", "unavailable", "malformed", "error"] {
+                self.llm_requests.with_label_values(&[purpose.as_str(), model, status]);
+            }
+            for kind in ["prompt", "completion"] {
+                self.llm_tokens.with_label_values(&[purpose.as_str(), model, kind]);
+            }
         }
     }
 
@@ -83,6 +122,19 @@ impl Metrics {
     pub fn lookup(&self, endpoint: &str, hit: bool, seconds: f64) {
         self.lookups.with_label_values(&[endpoint, if hit { "hit" } else { "miss" }]).inc();
         self.lookup_duration.with_label_values(&[endpoint]).observe(seconds);
+    }
+
+    /// The name of every metric engram defines, whether or not it has a series yet
+    /// (the text exposition leaves out families without any).
+    pub fn names(&self) -> Vec<String> {
+        use prometheus::core::Collector;
+        let collectors: [&dyn Collector; 18] = [
+            &self.http_requests, &self.http_duration, &self.llm_requests, &self.llm_tokens, &self.llm_duration,
+            &self.embeddings, &self.embedding_duration, &self.lookups, &self.lookup_duration, &self.corrections,
+            &self.job_runs, &self.job_duration, &self.job_items, &self.job_last_success, &self.events_pending,
+            &self.memories, &self.job_interval, &self.ready,
+        ];
+        collectors.iter().flat_map(|c| c.desc()).map(|d| d.fq_name.clone()).collect()
     }
 
     /// The Prometheus text exposition of every metric.

@@ -42,6 +42,10 @@ impl Application {
         let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
         let access = Arc::new(AccessRecorder::default());
         let flush_every = Duration::from_millis(settings.search.access_flush_ms.max(10));
+        metrics.initialise(&jobs.keys().map(String::as_str).collect::<Vec<_>>());
+        if let Some(llm) = &llm {
+            metrics.initialise_llm(llm.model(), &prompt_names(&settings.jobs.dir));
+        }
         let role = settings.server.role;
         let worker = match role.runs_jobs() {
             true => Some(Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), settings.jobs.clone()).await?),
@@ -53,6 +57,7 @@ impl Application {
             state.decay = params.decay.clone();
         }
         let state = web::Data::new(state);
+        let readiness_state = state.clone();
         let server = HttpServer::new(move || {
             App::new()
                 .into_utoipa_app()
@@ -67,6 +72,7 @@ impl Application {
         .listen(listener)?
         .run();
         tokio::spawn(flush_access_periodically(access.clone(), db.clone(), flush_every));
+        tokio::spawn(check_readiness_periodically(readiness_state));
         Ok(Self { port, server, access, db, worker })
     }
 
@@ -104,4 +110,23 @@ async fn flush_access_periodically(access: Arc<AccessRecorder>, db: Database, ev
             }
         }
     }
+}
+
+/// Keeps `engram_ready` current for alerting, whether or not anything calls `/readyz`.
+async fn check_readiness_periodically(state: web::Data<AppState>) {
+    let mut ticker = tokio::time::interval(Duration::from_secs(15));
+    loop {
+        ticker.tick().await;
+        state.readiness_problems().await;
+    }
+}
+
+/// The prompts in `<jobs.dir>/prompts`, by name: the purposes the LLM is called for.
+fn prompt_names(jobs_dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(jobs_dir.join("prompts")) else { return Vec::new() };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.path().file_name()?.to_str()?.strip_suffix(".md").map(str::to_owned))
+        .collect();
+    names.sort();
+    names
 }

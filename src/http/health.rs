@@ -1,7 +1,5 @@
 //! Unauthenticated operational routes: liveness, readiness and metrics.
 
-use std::time::Duration;
-
 use actix_web::{HttpResponse, get, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
@@ -22,20 +20,10 @@ async fn healthz() -> HttpResponse {
     (status = 503, description = "Not ready; the message names why", body = ErrorBody)))]
 #[get("/readyz")]
 async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    let ping = sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&state.db.pool);
-    let mut problems = match tokio::time::timeout(Duration::from_secs(2), ping).await {
-        Ok(Ok(_)) => Vec::new(),
-        Ok(Err(err)) => {
-            tracing::warn!(error = %err, "readiness: database error");
-            vec!["database: not reachable".to_owned()]
-        }
-        Err(_) => vec!["database: no answer within 2 s".to_owned()],
-    };
-    problems.extend(state.model_problems().await);
+    let problems = state.readiness_problems().await;
     if problems.is_empty() {
         return HttpResponse::Ok().json(json!({"status": "ready"}));
     }
-    tracing::warn!(?problems, "not ready");
     HttpResponse::ServiceUnavailable().json(json!({"error": {"code": "not_ready", "message": problems.join("; ")}}))
 }
 

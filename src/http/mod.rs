@@ -20,6 +20,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::web;
+use tracing::Instrument;
 
 use error::ApiError;
 use state::AppState;
@@ -44,7 +45,9 @@ pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
     Err(ApiError::NotFound("no such route".into()))
 }
 
-/// Counts and times every request, labelled by route pattern (never the raw path).
+/// Counts and times every request, labelled by route pattern (never the raw path),
+/// and runs it in a span carrying a request id, which the response returns as
+/// `x-request-id` so a client's report can be found in the logs.
 pub async fn record_metrics(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -53,7 +56,13 @@ pub async fn record_metrics(
     let method = req.method().to_string();
     let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let state = req.app_data::<web::Data<AppState>>().cloned();
-    let response = next.call(req).await?;
+    let request_id = uuid::Uuid::now_v7().simple().to_string();
+    let span = tracing::info_span!("request", request_id = %request_id, method = %method, route = %route);
+    let mut response = next.call(req).instrument(span.clone()).await?;
+    if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(actix_web::http::header::HeaderName::from_static("x-request-id"), value);
+    }
+    span.in_scope(|| tracing::debug!(status = response.status().as_u16(), seconds = started.elapsed().as_secs_f64(), "request served"));
     if let Some(state) = state {
         let status = response.status().as_u16().to_string();
         state.metrics.http_requests.with_label_values(&[&method, &route, &status]).inc();

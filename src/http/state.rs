@@ -61,6 +61,26 @@ impl AppState {
         })
     }
 
+    /// Why this process is not ready (empty when it is): the database must answer
+    /// within two seconds and the model endpoints must answer. Also sets `engram_ready`.
+    pub async fn readiness_problems(&self) -> Vec<String> {
+        let ping = sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&self.db.pool);
+        let mut problems = match tokio::time::timeout(Duration::from_secs(2), ping).await {
+            Ok(Ok(_)) => Vec::new(),
+            Ok(Err(err)) => {
+                tracing::warn!(error = %err, "readiness: database error");
+                vec!["database: not reachable".to_owned()]
+            }
+            Err(_) => vec!["database: no answer within 2 s".to_owned()],
+        };
+        problems.extend(self.model_problems().await);
+        if !problems.is_empty() {
+            tracing::warn!(?problems, "not ready");
+        }
+        self.metrics.ready.set(if problems.is_empty() { 1.0 } else { 0.0 });
+        problems
+    }
+
     /// Problems with the configured remote model endpoints (empty when all is well);
     /// the built-in local model was checked when it loaded.
     pub async fn model_problems(&self) -> Vec<String> {

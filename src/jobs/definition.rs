@@ -39,6 +39,16 @@ impl Cron {
         self.parsed.find_next_occurrence(&whole_second(at), false).ok()
     }
 
+    /// Seconds between the next two ticks: how often the job is meant to run.
+    pub fn interval_seconds(&self) -> f64 {
+        let next = self.next_after(Utc::now());
+        let after = next.and_then(|n| self.next_after(n));
+        match (next, after) {
+            (Some(a), Some(b)) => (b - a).num_milliseconds() as f64 / 1000.0,
+            _ => 0.0,
+        }
+    }
+
     /// The latest tick at or before `at`: the identity of a tick that every replica
     /// computes the same way, however late its timer fired.
     pub fn latest_at_or_before(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {

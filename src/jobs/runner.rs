@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use sqlx::{Connection, PgConnection, PgPool};
 use tokio::sync::watch;
+use tracing::Instrument;
 use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
@@ -197,7 +198,8 @@ impl Executor {
                 continue;
             };
             let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget };
-            let done = self.run_unit(definition, run, pass, &unit).await;
+            let span = tracing::info_span!("unit", n = counts.get("users") + counts.get("failed") + 1);
+            let done = self.run_unit(definition, run, pass, &unit).instrument(span).await;
             match done {
                 Ok(Some(unit_counts)) => {
                     counts.add("users", 1);

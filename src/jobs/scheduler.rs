@@ -36,8 +36,12 @@ impl Worker {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let worker_id = format!("{}:{}", hostname(), std::process::id());
         let executor = Executor { pool: pool.clone(), jobs: jobs.clone(), metrics: metrics.clone(), settings, worker_id, shutdown: shutdown_rx };
-        for (job, at) in runs::last_successes(&pool).await? {
-            metrics.job_last_success.with_label_values(&[&job]).set(at.timestamp() as f64);
+        // Overdue alerts count from the last success, or from this start for a job that
+        // never succeeded.
+        let successes = runs::last_successes(&pool).await?;
+        for job in jobs.keys() {
+            let at = successes.iter().find(|(j, _)| j == job).map_or_else(Utc::now, |(_, at)| *at);
+            metrics.job_last_success.with_label_values(&[job]).set(at.timestamp() as f64);
         }
         let wake = Arc::new(Notify::new());
         let scheduler = JobScheduler::new().await?;
@@ -94,7 +98,7 @@ async fn executor_loop(executor: Executor, wake: Arc<Notify>) {
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(settings.poll_ms.max(10))) => {}
             _ = wake.notified() => {}
-            _ = gauges.tick() => refresh_gauges(&executor.pool, &executor.metrics).await,
+            _ = gauges.tick() => refresh_gauges(&executor).await,
             _ = shutdown.changed() => {}
         }
         if *shutdown.borrow() {
@@ -133,8 +137,21 @@ async fn executor_loop(executor: Executor, wake: Arc<Notify>) {
 }
 
 /// Gauges that need a query: raw events not yet consolidated into a session summary,
-/// and memories by status.
-async fn refresh_gauges(pool: &PgPool, metrics: &Metrics) {
+/// memories by status, and each job's schedule interval (0 while disabled or paused).
+async fn refresh_gauges(executor: &Executor) {
+    let (pool, metrics) = (&executor.pool, &executor.metrics);
+    match runs::paused(pool).await {
+        Ok(paused) => {
+            for definition in executor.jobs.values() {
+                let interval = match definition.enabled && !paused.contains(&definition.name) {
+                    true => definition.schedule.interval_seconds(),
+                    false => 0.0,
+                };
+                metrics.job_interval.with_label_values(&[&definition.name]).set(interval);
+            }
+        }
+        Err(err) => tracing::warn!(error = %err, "cannot read paused jobs"),
+    }
     let pending: sqlx::Result<i64> =
         sqlx::query_scalar("SELECT coalesce(sum(event_count), 0)::bigint FROM sessions WHERE summarized_at IS NULL")
             .fetch_one(pool)

@@ -11,6 +11,7 @@ mod jobs;
 mod models_llm_e2e;
 mod models_local;
 mod models_openai;
+mod observability;
 mod openapi;
 mod read_api;
 mod search;
