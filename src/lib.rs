@@ -21,4 +21,5 @@ pub mod models;
 pub mod search;
 pub mod startup;
 pub mod telemetry;
+pub mod text;
 pub mod users;

@@ -16,7 +16,7 @@ use crate::access::AccessRecorder;
 use crate::configuration::Settings;
 use crate::db::Database;
 use crate::http::{self, state::AppState};
-use crate::jobs::{JobKind, definition, scheduler::Worker};
+use crate::jobs::{JobKind, Models, definition, scheduler::Worker};
 use crate::metrics::Metrics;
 use crate::models::{Embedder, Llm};
 
@@ -48,7 +48,10 @@ impl Application {
         }
         let role = settings.server.role;
         let worker = match role.runs_jobs() {
-            true => Some(Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), settings.jobs.clone()).await?),
+            true => {
+                let models = Models { embedder: embedder.clone(), llm: llm.clone(), prompts: settings.jobs.dir.join("prompts") };
+                Some(Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), models, settings.jobs.clone()).await?)
+            }
             false => None,
         };
         let mut state = AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone(), jobs.clone())?;

@@ -13,8 +13,9 @@ use crate::configuration::Settings;
 use crate::db::Database;
 use crate::domain::{TenantId, UserId};
 use crate::jobs::control::{self, ControlError};
-use crate::jobs::{Definition, Executor, Run, Scope, Trigger, definition};
+use crate::jobs::{Definition, Executor, Models, Run, Scope, Trigger, definition};
 use crate::metrics::Metrics;
+use crate::models::{Embedder, Llm};
 
 #[derive(Debug, Subcommand)]
 pub enum JobCommand {
@@ -95,10 +96,17 @@ impl Prepared {
                         let _ = shutdown.send(true);
                     }
                 });
+                let metrics = Metrics::new();
+                let models = Models {
+                    embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
+                    llm: Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new),
+                    prompts: settings.jobs.dir.join("prompts"),
+                };
                 let executor = Executor {
                     pool: db.pool.clone(),
                     jobs: self.jobs.clone(),
-                    metrics: Metrics::new(),
+                    metrics,
+                    models,
                     settings: settings.jobs.clone(),
                     worker_id: format!("cli:{}", std::process::id()),
                     shutdown: shutdown_rx,

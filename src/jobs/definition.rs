@@ -9,7 +9,10 @@ use chrono::{DateTime, Timelike, Utc};
 use croner::parser::{CronParser, Seconds, Year};
 use serde::Deserialize;
 
-use super::{evict::EvictParams, purge::PurgeParams};
+use super::evict::EvictParams;
+use super::extract_facts::ExtractParams;
+use super::purge::PurgeParams;
+use super::summarize_sessions::SummarizeParams;
 
 /// A 6-field cron expression with seconds, evaluated in UTC.
 #[derive(Debug, Clone)]
@@ -82,12 +85,14 @@ impl Default for Budget {
 /// What a job does, with its typed parameters.
 #[derive(Debug, Clone)]
 pub enum JobKind {
+    SummarizeSessions(SummarizeParams),
+    ExtractFacts(ExtractParams),
     Evict(EvictParams),
     Purge(PurgeParams),
 }
 
 /// The jobs engram knows; a file for any other name is an error.
-pub const KNOWN: &[&str] = &["evict", "purge"];
+pub const KNOWN: &[&str] = &["summarize_sessions", "extract_facts", "evict", "purge"];
 
 #[derive(Debug, Clone)]
 pub struct Definition {
@@ -152,6 +157,8 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
         return Err("budget.max_removed_fraction: must be between 0 and 1".into());
     }
     let kind = match name.as_str() {
+        "summarize_sessions" => JobKind::SummarizeSessions(params(file.params)?),
+        "extract_facts" => JobKind::ExtractFacts(params(file.params)?),
         "evict" => JobKind::Evict(params(file.params)?),
         "purge" => JobKind::Purge(params(file.params)?),
         _ => unreachable!("checked against KNOWN"),

@@ -20,20 +20,35 @@
 pub mod control;
 pub mod definition;
 mod evict;
+mod extract_facts;
+pub mod facts;
 mod purge;
+mod summarize_sessions;
 mod runner;
 pub mod runs;
 pub mod scheduler;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::domain::{TenantId, UserId};
+use crate::models::{Embedder, Llm};
 
 pub use definition::{Budget, Definition, JobKind};
 pub use runner::{Executor, RunOutcome};
 pub use runs::{Enqueued, NewRun, Run};
+
+/// The models jobs use: the embedder always, the LLM when one is configured (without
+/// it every job takes its fallback path), and the folder of prompts.
+#[derive(Clone)]
+pub struct Models {
+    pub embedder: Arc<Embedder>,
+    pub llm: Option<Arc<Llm>>,
+    pub prompts: PathBuf,
+}
 
 /// What a run covers: every tenant, one tenant, or one user of one tenant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

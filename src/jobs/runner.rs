@@ -13,7 +13,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
-use super::{Counts, Run, Scope, evict, purge, runs};
+use super::{Counts, Models, Run, Scope, evict, extract_facts, purge, runs, summarize_sessions};
 use crate::configuration::JobSettings;
 use crate::db::begin_tenant_tx;
 use crate::domain::{TenantId, UserId};
@@ -32,6 +32,8 @@ impl JobKind {
     /// The users this job may have work for, within `scope`.
     async fn candidates(&self, pool: &PgPool, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
         match self {
+            Self::SummarizeSessions(params) => summarize_sessions::candidates(pool, params, scope, now).await,
+            Self::ExtractFacts(_) => extract_facts::candidates(pool, scope).await,
             Self::Evict(_) => evict::candidates(pool, scope).await,
             Self::Purge(params) => purge::candidates(pool, params, scope, now).await,
         }
@@ -40,13 +42,15 @@ impl JobKind {
     /// Work that belongs to no user, done once before the units.
     async fn before_units(&self, conn: &mut PgConnection, run: &Run, now: DateTime<Utc>) -> sqlx::Result<Counts> {
         match self {
-            Self::Evict(_) => Ok(Counts::default()),
             Self::Purge(params) => purge::old_runs(conn, params, run.id, now).await,
+            _ => Ok(Counts::default()),
         }
     }
 
-    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>) -> anyhow::Result<Counts> {
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
         match self {
+            Self::SummarizeSessions(params) => summarize_sessions::run_unit(conn, params, unit, models).await,
+            Self::ExtractFacts(params) => extract_facts::run_unit(conn, params, unit, &models.embedder).await,
             Self::Evict(params) => evict::run_unit(conn, params, unit).await,
             Self::Purge(params) => purge::run_unit(conn, params, unit).await,
         }
@@ -69,6 +73,7 @@ pub struct Executor {
     pub pool: PgPool,
     pub jobs: Arc<BTreeMap<String, Definition>>,
     pub metrics: Metrics,
+    pub models: Models,
     pub settings: JobSettings,
     pub worker_id: String,
     pub shutdown: watch::Receiver<bool>,
@@ -255,7 +260,7 @@ impl Executor {
         if locked.is_none() {
             return Ok(None);
         }
-        let counts = definition.kind.run_unit(&mut tx, unit).await?;
+        let counts = definition.kind.run_unit(&mut tx, unit, &self.models).await?;
         sqlx::query(
             "UPDATE job_checkpoints SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL
               WHERE tenant_id = $1 AND user_id = $2 AND job = $3",

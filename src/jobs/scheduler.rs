@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_cron_scheduler::{Job as CronJob, JobScheduler};
 
 use super::runs::{self, Enqueued, NewRun};
-use super::{Definition, Executor, RunOutcome, Scope, Trigger};
+use super::{Definition, Executor, Models, RunOutcome, Scope, Trigger};
 use crate::configuration::JobSettings;
 use crate::memories::STATUSES;
 use crate::metrics::Metrics;
@@ -31,11 +31,13 @@ impl Worker {
         pool: PgPool,
         jobs: Arc<BTreeMap<String, Definition>>,
         metrics: Metrics,
+        models: Models,
         settings: JobSettings,
     ) -> anyhow::Result<Self> {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let worker_id = format!("{}:{}", hostname(), std::process::id());
-        let executor = Executor { pool: pool.clone(), jobs: jobs.clone(), metrics: metrics.clone(), settings, worker_id, shutdown: shutdown_rx };
+        let executor =
+            Executor { pool: pool.clone(), jobs: jobs.clone(), metrics: metrics.clone(), models, settings, worker_id, shutdown: shutdown_rx };
         // Overdue alerts count from the last success, or from this start for a job that
         // never succeeded.
         let successes = runs::last_successes(&pool).await?;

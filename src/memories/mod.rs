@@ -255,3 +255,34 @@ pub async fn restore(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, 
     record_history(conn, tenant, id, user, "restored", Some(before), Some(after), "restored by an operator", None, Some(actor)).await?;
     Ok(())
 }
+
+/// Marks `old` superseded by `new` as of `at` (its validity ends there; the row stays
+/// for `as_of` searches and history), with a history row. False if `old` was not active.
+#[allow(clippy::too_many_arguments)]
+pub async fn supersede(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    old: Uuid,
+    new: Uuid,
+    at: DateTime<Utc>,
+    reason: &str,
+    job_run_id: Option<Uuid>,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE memories SET status = 'superseded', valid_to = greatest($4, valid_from), superseded_by = $3, updated_at = now()
+          WHERE tenant_id = $1 AND id = $2 AND status = 'active'",
+    )
+    .bind(tenant.as_str())
+    .bind(old)
+    .bind(new)
+    .bind(at)
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    let after = json!({"status": "superseded", "superseded_by": new, "valid_to": at});
+    record_history(conn, tenant, old, user, "superseded", Some(json!({"status": "active"})), Some(after), reason, job_run_id, None).await?;
+    Ok(true)
+}

@@ -25,7 +25,7 @@ max_per_user = 100
 "#;
 
 /// A folder of job files.
-fn job_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub fn job_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         std::fs::write(dir.path().join(format!("{name}.toml")), text).unwrap();
@@ -33,12 +33,20 @@ fn job_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-fn executor(db: &Database, dir: &tempfile::TempDir) -> Executor {
+pub fn executor(db: &Database, dir: &tempfile::TempDir) -> Executor {
     let jobs: BTreeMap<String, Definition> = definition::load_dir(dir.path()).unwrap();
     Executor {
         pool: db.pool.clone(),
         jobs: Arc::new(jobs),
         metrics: Default::default(),
+        models: engram::jobs::Models {
+            embedder: Arc::new(
+                engram::models::Embedder::from_settings(&Default::default(), std::path::Path::new(".engram"), Default::default())
+                    .expect("the local model is installed"),
+            ),
+            llm: None,
+            prompts: "jobs/prompts".into(),
+        },
         settings: Default::default(),
         worker_id: "test".into(),
         shutdown: tokio::sync::watch::channel(false).1,
@@ -46,7 +54,7 @@ fn executor(db: &Database, dir: &tempfile::TempDir) -> Executor {
 }
 
 /// One run of `job` over `scope`, start to finish, through the code path of the CLI.
-async fn run(executor: &Executor, job: &str, scope: Scope, dry_run: bool) -> Run {
+pub async fn run(executor: &Executor, job: &str, scope: Scope, dry_run: bool) -> Run {
     let id = control::trigger(&executor.pool, &executor.jobs, job, &scope, Trigger::Cli, dry_run, None).await.unwrap();
     executor.run_now(job, id, Duration::from_secs(10)).await.unwrap()
 }

@@ -1,0 +1,247 @@
+//! Fact extraction without an LLM: patterns that recognise what users say about
+//! themselves (English and Chinese), a lexicon of technologies that gives a fact its
+//! key, and change statements ("migrated to …", "已经换成 …"). Every fact keeps the
+//! user's own sentence as its content: it may find less than an LLM, never invent.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::text::{is_small_talk, word_count};
+
+/// One fact found in one sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub category: &'static str,
+    /// Single-valued facts have a key (`name`, `database`, …); a new value replaces the old.
+    pub key: Option<String>,
+    /// The normalised value, compared to tell a restatement from a change.
+    pub value: Option<String>,
+    pub content: String,
+    pub importance: f32,
+    /// For change statements: the value the user moved away from, if named.
+    pub replaces: Option<String>,
+    /// Whether the sentence states a change (explicit change words).
+    pub is_change: bool,
+}
+
+/// Technologies by the key of the fact that names them; the first spelling is canonical.
+const LEXICON: &[(&str, &[&str])] = &[
+    ("database", &["postgresql", "postgres", "mysql", "mariadb", "mongodb", "sqlite", "redis", "cassandra", "dynamodb", "clickhouse", "cockroachdb", "sql server", "oracle", "supabase", "elasticsearch"]),
+    ("framework", &["react", "vue", "angular", "svelte", "next.js", "nuxt", "django", "flask", "fastapi", "rails", "spring boot", "spring", "express", "actix", "laravel", "nestjs"]),
+    ("language", &["python", "rust", "golang", "go", "java", "typescript", "javascript", "kotlin", "swift", "c++", "c#", "ruby", "php", "elixir", "scala"]),
+    ("cloud", &["aws", "gcp", "google cloud", "azure", "digitalocean", "heroku", "vercel", "cloudflare", "fly.io", "阿里云", "腾讯云"]),
+    ("ci", &["github actions", "gitlab ci", "jenkins", "circleci", "travis", "buildkite"]),
+    ("bundler", &["webpack", "vite", "rollup", "parcel", "esbuild", "turbopack"]),
+    ("orchestration", &["kubernetes", "k8s", "docker swarm", "nomad", "ecs"]),
+];
+
+/// Each technology named in `text`, as (key, canonical name), first mention first.
+pub fn technologies(text: &str) -> Vec<(&'static str, String)> {
+    let lower = text.to_lowercase();
+    let mut found: Vec<(usize, &'static str, String)> = Vec::new();
+    for (key, names) in LEXICON {
+        for name in *names {
+            if let Some(at) = find_word(&lower, name) {
+                if !found.iter().any(|(_, k, _)| k == key) {
+                    let canonical = if *name == "postgres" { "postgresql" } else if *name == "golang" { "go" } else { name };
+                    found.push((at, key, canonical.to_owned()));
+                }
+            }
+        }
+    }
+    found.sort_by_key(|(at, ..)| *at);
+    found.into_iter().map(|(_, key, name)| (key, name)).collect()
+}
+
+/// Where `word` occurs in `text` as a whole word (CJK names need no boundaries).
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '+' || c == '#'));
+    let mut from = 0;
+    while let Some(at) = text[from..].find(word).map(|i| i + from) {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        if !word.is_ascii() || (boundary(before) && boundary(after)) {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+struct Rule {
+    category: &'static str,
+    key: Option<&'static str>,
+    importance: f32,
+    pattern: Regex,
+}
+
+fn rule(category: &'static str, key: Option<&'static str>, importance: f32, pattern: &str) -> Rule {
+    Rule { category, key, importance, pattern: Regex::new(pattern).expect("a valid pattern") }
+}
+
+/// Statements about the user; the first capture group is the value.
+static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    vec![
+        rule("identity", Some("name"), 0.9, r"(?i)\b(?:my name is|call me|i am called|i'm called)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)"),
+        rule("identity", Some("name"), 0.9, r"(?:我叫|我的名字是|我的名字叫)\s*([\p{Han}A-Za-z]{1,12})"),
+        rule("personal", Some("location"), 0.7, r"(?i)\bi (?:live|am based|'m based|am located) in\s+(\p{Lu}[\p{L} .-]{1,40}?)(?:[,.!;]|$| with| and| since)"),
+        rule("personal", Some("location"), 0.7, r"我(?:住在|在)(\p{Han}{2,10}?)(?:工作|生活|住|，|。|$)"),
+        rule("identity", Some("role"), 0.7, r"(?i)\bi(?:'m| am) (?:a|an|the) ((?:senior |junior |lead |staff |principal )?[\p{L} ]{0,20}?(?:engineer|developer|designer|manager|scientist|researcher|teacher|student|founder|analyst|architect|consultant|cto|ceo))\b"),
+        rule("identity", Some("role"), 0.7, r"(?i)\bi work as (?:a|an) ([\p{L} ]{3,40})"),
+        rule("identity", Some("role"), 0.7, r"我是(?:一名|一个|一位)?(\p{Han}{0,6}(?:工程师|程序员|经理|设计师|学生|老师|研究员|架构师|创始人))"),
+        rule("project", Some("team_size"), 0.6, r"(?i)\b(?:our|my) team (?:has|is|of) (\d+)\b|\bwe are a team of (\d+)\b|\bteam of (\d+) (?:people|engineers|developers)"),
+        rule("project", Some("team_size"), 0.6, r"(?:我们|团队)(?:团队)?(?:有|共)(\d+)(?:个人|人|名)"),
+        rule("project", Some("project"), 0.7, r"(?i)\b(?:i'm|i am|we're|we are) (?:building|working on|developing|making) (.{3,80})"),
+        rule("project", Some("project"), 0.7, r"(?:我|我们)(?:正在)?(?:开发|做|构建)(?:一个)?(.{2,40})"),
+        rule("preference", None, 0.6, r"(?i)\bi (?:really |much |strongly )?(?:prefer|like|love|enjoy|hate|dislike|can't stand) (.{2,80})"),
+        rule("preference", None, 0.6, r"我(?:很|比较|更|最)?(?:喜欢|偏好|讨厌|不喜欢)(.{1,40})"),
+    ]
+});
+
+/// "We use X", "our database is X" and friends: the technologies named become keyed facts.
+static USES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:we|i|our team|my team|the team)(?:'re| are| am|'m)? (?:use|uses|using|run|runs|running|deploy|deploys|deploying|build with|write|code) (?:on |in |with )?|\b(?:our|my) (?:main |primary )?(?:database|db|stack|backend|frontend|framework|language|cloud|hosting|ci|bundler|store|storage)s? (?:is|are|runs on|lives in) |(?:我们|我|团队)(?:在)?(?:用|使用|采用|部署在|跑在)|(?:我们|我)的(?:数据库|后端|前端|框架|语言)(?:是|用)")
+        .expect("a valid pattern")
+});
+
+/// Explicit change: from A to B, or to B.
+static CHANGE_FROM_TO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:moved|switched|migrated|changed|went|transitioned)\s+(?:\w+\s+)?from\s+(.+?)\s+(?:to|over to)\s+(.+)|从\s*(.+?)\s*(?:换成|迁移到|切换到|改成|改用|换到|转到)(?:了)?\s*(.+)")
+        .expect("a valid pattern")
+});
+
+static CHANGE_TO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:moved|switched|migrated|changed|upgraded|now use|now using|replaced \w+ with)\s+(?:over\s+)?(?:to\s+)?(.+)|(?:已经|现在)?(?:换成|迁移到|切换到|改成|改用|换到|转到|现在用)(?:了)?\s*(.+)")
+        .expect("a valid pattern")
+});
+
+static NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:no longer use|stopped using|don't use .+ anymore|dropped|got rid of)\s+(.+)|(?:不再用|不用了|停用了?)\s*(.+)").expect("a valid pattern")
+});
+
+fn first_group(caps: &regex::Captures) -> Option<String> {
+    caps.iter().skip(1).flatten().next().map(|m| m.as_str().trim().trim_end_matches(['.', '。', '!', '！', ',', '，']).to_owned())
+}
+
+/// The facts in one user sentence; empty for small talk and sentences with nothing
+/// to remember. `statements` keeps informative sentences no pattern recognised.
+pub fn extract(sentence: &str, statements: bool) -> Vec<Found> {
+    let sentence = sentence.trim();
+    if is_small_talk(sentence) {
+        return Vec::new();
+    }
+    let content = sentence.to_owned();
+    let mut found = Vec::new();
+    let fact = |category, key: Option<String>, value: Option<String>, importance, replaces, is_change| Found {
+        category,
+        key,
+        value,
+        content: content.clone(),
+        importance,
+        replaces,
+        is_change,
+    };
+
+    // Change statements first: they name the new value and, often, the old one.
+    if let Some(caps) = CHANGE_FROM_TO.captures(sentence) {
+        let groups: Vec<&str> = caps.iter().skip(1).flatten().map(|m| m.as_str()).collect();
+        if let [from, to] = groups[..] {
+            for (key, name) in technologies(to) {
+                let old = technologies(from).into_iter().find(|(k, _)| *k == key).map(|(_, n)| n);
+                found.push(fact("technical", Some(key.to_owned()), Some(name), 0.8, old.or_else(|| Some(from.trim().to_lowercase())), true));
+            }
+            if found.is_empty() {
+                found.push(fact("decision", None, None, 0.7, Some(from.trim().to_lowercase()), true));
+            }
+            return found;
+        }
+    }
+    if let Some(caps) = CHANGE_TO.captures(sentence) {
+        let to = first_group(&caps).unwrap_or_default();
+        for (key, name) in technologies(&to) {
+            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.8, None, true));
+        }
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    if let Some(caps) = NO_LONGER.captures(sentence) {
+        let dropped = first_group(&caps).unwrap_or_default();
+        let old = technologies(&dropped).into_iter().next().map(|(_, n)| n).unwrap_or_else(|| dropped.to_lowercase());
+        return vec![fact("decision", None, None, 0.6, Some(old), true)];
+    }
+
+    for rule in RULES.iter() {
+        if let Some(caps) = rule.pattern.captures(sentence) {
+            let value = first_group(&caps).map(|v| v.to_lowercase());
+            found.push(fact(rule.category, rule.key.map(str::to_owned), value, rule.importance, None, false));
+        }
+    }
+    if let Some(at) = USES.find(sentence) {
+        for (key, name) in technologies(&sentence[at.start()..]) {
+            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, false));
+        }
+    }
+    if found.is_empty() && statements && is_informative(sentence) {
+        found.push(fact("statement", None, None, 0.4, None, false));
+    }
+    found
+}
+
+/// A statement worth keeping verbatim: long enough, and about the user or their work.
+fn is_informative(sentence: &str) -> bool {
+    static ABOUT_US: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(i|i'm|i've|i'd|my|we|we're|we've|our|us)\b|我|我们|咱们").expect("a valid pattern")
+    });
+    word_count(sentence) >= 5 && ABOUT_US.is_match(sentence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(sentence: &str) -> Vec<(String, Option<String>, Option<String>)> {
+        extract(sentence, true).into_iter().map(|f| (f.category.to_owned(), f.key, f.value)).collect()
+    }
+
+    #[test]
+    fn self_introductions_become_keyed_facts() {
+        assert_eq!(keys("Hi, my name is Ana Silva"), [("identity".into(), Some("name".into()), Some("ana silva".into()))]);
+        assert_eq!(keys("我叫李明"), [("identity".into(), Some("name".into()), Some("李明".into()))]);
+        assert_eq!(keys("We use MySQL for the backend"), [("technical".into(), Some("database".into()), Some("mysql".into()))]);
+        assert_eq!(keys("我们用 MySQL 做后端"), [("technical".into(), Some("database".into()), Some("mysql".into()))]);
+        assert!(keys("I live in Lisbon with my family").contains(&("personal".into(), Some("location".into()), Some("lisbon".into()))));
+        assert!(keys("Our team has 6 engineers").contains(&("project".into(), Some("team_size".into()), Some("6".into()))));
+        let stack = keys("Our database is PostgreSQL and we run on AWS");
+        assert!(stack.contains(&("technical".into(), Some("database".into()), Some("postgresql".into()))), "{stack:?}");
+        assert!(stack.contains(&("technical".into(), Some("cloud".into()), Some("aws".into()))), "{stack:?}");
+    }
+
+    #[test]
+    fn change_statements_name_the_new_and_the_old_value() {
+        let found = extract("We migrated from MySQL to PostgreSQL last week", true);
+        assert_eq!((found[0].key.as_deref(), found[0].value.as_deref(), found[0].replaces.as_deref()), (Some("database"), Some("postgresql"), Some("mysql")));
+        assert!(found[0].is_change);
+        let found = extract("我们已经迁移到 PostgreSQL 了", true);
+        assert_eq!((found[0].key.as_deref(), found[0].value.as_deref()), (Some("database"), Some("postgresql")));
+        let found = extract("从 Webpack 换成 Vite 了", true);
+        assert_eq!((found[0].key.as_deref(), found[0].value.as_deref(), found[0].replaces.as_deref()), (Some("bundler"), Some("vite"), Some("webpack")));
+    }
+
+    #[test]
+    fn small_talk_and_questions_yield_nothing_and_statements_stay_verbatim() {
+        for s in ["thanks!", "ok", "好的", "What database should we use?"] {
+            assert!(extract(s, true).is_empty(), "{s}");
+        }
+        let found = extract("Our launch is planned for the second week of March", true);
+        assert_eq!((found[0].category, found[0].content.as_str()), ("statement", "Our launch is planned for the second week of March"));
+        assert!(extract("The weather is nice", true).is_empty(), "not about the user");
+    }
+
+    #[test]
+    fn technology_names_match_whole_words_only() {
+        assert_eq!(technologies("we love Django and Go"), [("framework", "django".to_owned()), ("language", "go".to_owned())]);
+        assert!(technologies("a good goal").is_empty());
+    }
+}
