@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::evict::EvictParams;
 use super::extract_facts::ExtractParams;
 use super::purge::PurgeParams;
+use super::summarize_periods::PeriodParams;
 use super::summarize_sessions::SummarizeParams;
 
 /// A 6-field cron expression with seconds, evaluated in UTC.
@@ -86,13 +87,14 @@ impl Default for Budget {
 #[derive(Debug, Clone)]
 pub enum JobKind {
     SummarizeSessions(SummarizeParams),
+    SummarizePeriods(PeriodParams),
     ExtractFacts(ExtractParams),
     Evict(EvictParams),
     Purge(PurgeParams),
 }
 
 /// The jobs engram knows; a file for any other name is an error.
-pub const KNOWN: &[&str] = &["summarize_sessions", "extract_facts", "evict", "purge"];
+pub const KNOWN: &[&str] = &["summarize_sessions", "summarize_periods", "extract_facts", "evict", "purge"];
 
 #[derive(Debug, Clone)]
 pub struct Definition {
@@ -158,6 +160,7 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
     }
     let kind = match name.as_str() {
         "summarize_sessions" => JobKind::SummarizeSessions(params(file.params)?),
+        "summarize_periods" => JobKind::SummarizePeriods(params(file.params)?),
         "extract_facts" => JobKind::ExtractFacts(params(file.params)?),
         "evict" => JobKind::Evict(params(file.params)?),
         "purge" => JobKind::Purge(params(file.params)?),

@@ -23,6 +23,7 @@ mod evict;
 mod extract_facts;
 pub mod facts;
 mod purge;
+mod summarize_periods;
 mod summarize_sessions;
 mod runner;
 pub mod runs;

@@ -13,7 +13,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
-use super::{Counts, Models, Run, Scope, evict, extract_facts, purge, runs, summarize_sessions};
+use super::{Counts, Models, Run, Scope, evict, extract_facts, purge, runs, summarize_periods, summarize_sessions};
 use crate::configuration::JobSettings;
 use crate::db::begin_tenant_tx;
 use crate::domain::{TenantId, UserId};
@@ -33,6 +33,7 @@ impl JobKind {
     async fn candidates(&self, pool: &PgPool, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
         match self {
             Self::SummarizeSessions(params) => summarize_sessions::candidates(pool, params, scope, now).await,
+            Self::SummarizePeriods(params) => summarize_periods::candidates(pool, params, scope, now).await,
             Self::ExtractFacts(_) => extract_facts::candidates(pool, scope).await,
             Self::Evict(_) => evict::candidates(pool, scope).await,
             Self::Purge(params) => purge::candidates(pool, params, scope, now).await,
@@ -50,6 +51,7 @@ impl JobKind {
     async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
         match self {
             Self::SummarizeSessions(params) => summarize_sessions::run_unit(conn, params, unit, models).await,
+            Self::SummarizePeriods(params) => summarize_periods::run_unit(conn, params, unit, models).await,
             Self::ExtractFacts(params) => extract_facts::run_unit(conn, params, unit, &models.embedder).await,
             Self::Evict(params) => evict::run_unit(conn, params, unit).await,
             Self::Purge(params) => purge::run_unit(conn, params, unit).await,

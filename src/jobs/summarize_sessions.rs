@@ -172,17 +172,29 @@ async fn ask(
 
 /// The user's most central sentences, without near-duplicates, in their original order.
 async fn extractive(params: &SummarizeParams, models: &Models, events: &[(Uuid, String, String)]) -> anyhow::Result<String> {
-    let candidates: Vec<String> = events
+    let texts: Vec<&str> = events.iter().filter(|(_, role, _)| role == "user").map(|(_, _, content)| content.as_str()).collect();
+    select_sentences(models, &texts, params.extractive_tokens).await
+}
+
+/// The most central sentences of `texts` (embedding centrality) within `max_tokens`, in
+/// their original order. Small talk, questions and sentences with sensitive data are
+/// left out; of two near-duplicates the later one stays (it is the latest word).
+pub(super) async fn select_sentences(models: &Models, texts: &[&str], max_tokens: usize) -> anyhow::Result<String> {
+    let all: Vec<String> = texts
         .iter()
-        .filter(|(_, role, _)| role == "user")
-        .flat_map(|(_, _, content)| sentences(content).into_iter().map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|text| sentences(text).into_iter().map(str::to_owned).collect::<Vec<_>>())
         .filter(|s| !is_small_talk(s) && word_count(s) >= 3 && crate::text::sensitive_kinds(s).is_empty())
         .collect();
-    if candidates.is_empty() {
+    if all.is_empty() {
         return Ok(String::new());
     }
-    let vectors: Vec<Embedding> = models.embedder.embed(&candidates).await?;
+    let all_vectors: Vec<Embedding> = models.embedder.embed(&all).await?;
+    let keep: Vec<usize> =
+        (0..all.len()).filter(|&i| !(i + 1..all.len()).any(|j| all_vectors[i].cosine(&all_vectors[j]) > 0.9)).collect();
+    let candidates: Vec<&String> = keep.iter().map(|&i| &all[i]).collect();
+    let vectors: Vec<&Embedding> = keep.iter().map(|&i| &all_vectors[i]).collect();
     let centrality: Vec<f32> = vectors.iter().map(|v| vectors.iter().map(|w| v.cosine(w)).sum::<f32>()).collect();
+    let vectors: Vec<Embedding> = vectors.into_iter().cloned().collect();
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     order.sort_by(|a, b| centrality[*b].total_cmp(&centrality[*a]).then(a.cmp(b)));
     let mut chosen: Vec<usize> = Vec::new();
@@ -192,7 +204,7 @@ async fn extractive(params: &SummarizeParams, models: &Models, events: &[(Uuid, 
             continue;
         }
         let cost = estimate_tokens(&candidates[i]) + 1;
-        if tokens + cost > params.extractive_tokens {
+        if tokens + cost > max_tokens {
             continue;
         }
         tokens += cost;

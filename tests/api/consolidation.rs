@@ -14,6 +14,7 @@ use crate::jobs::{executor, job_dir};
 const JOBS: &[(&str, &str)] = &[
     ("extract_facts", "schedule = \"0 0 * * * *\""),
     ("summarize_sessions", "schedule = \"0 0 * * * *\""),
+    ("summarize_periods", "schedule = \"0 0 * * * *\""),
 ];
 
 fn day(n: i64, hour: u32) -> DateTime<Utc> {
@@ -190,4 +191,24 @@ async fn ended_sessions_get_extractive_summaries_that_search_finds() {
     assert!(live.is_none(), "a session still going is not summarized");
     let found = app.search(&key, &json!({"user_id": "eve", "query": "invoice CSV export", "kinds": ["session_summary"]})).await;
     assert_eq!(found["results"][0]["kind"], "session_summary", "{found}");
+
+    let periods = run_at(&executor, "summarize_periods", day(61, 12), false).await;
+    let rerun = run_at(&executor, "summarize_periods", day(61, 12), false).await;
+
+    let weeks: Vec<(Vec<String>, String)> =
+        sqlx::query_as("SELECT session_ids, summary FROM period_summaries ORDER BY period_start").fetch_all(&app.db.pool).await.unwrap();
+    assert!(weeks.len() >= 5, "{weeks:?}");
+    assert!(weeks.iter().all(|(ids, summary)| ids.len() >= 2 && summary.contains("invoice")), "{weeks:?}");
+    let archived: Vec<String> = sqlx::query_scalar("SELECT session_id FROM sessions WHERE archived_at IS NOT NULL").fetch_all(&app.db.pool).await.unwrap();
+    assert_eq!(archived.len() as i64, periods.counts["sessions_archived"].as_i64().unwrap());
+    assert_eq!(archived.len(), weeks.iter().map(|(ids, _)| ids.len()).sum::<usize>());
+    let recent_archived: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions WHERE archived_at IS NOT NULL AND last_event_at > $1")
+        .bind(day(61, 12) - chrono::Duration::days(14))
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(recent_archived, 0, "sessions of the last two weeks stay");
+    assert!(rerun.counts.get("periods_summarized").is_none(), "{}", rerun.counts);
+    let found = app.search(&key, &json!({"user_id": "eve", "query": "invoice CSV export", "kinds": ["period_summary"]})).await;
+    assert_eq!(found["results"][0]["kind"], "period_summary", "{found}");
 }

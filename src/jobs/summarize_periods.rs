@@ -1,0 +1,167 @@
+//! `summarize_periods` (level 1 → 2): a user's session summaries from a week or month
+//! that lies entirely more than `older_than_days` in the past, at least `min_sessions`
+//! of them, become one period summary (organised by topic, latest conclusions) with its
+//! embedding and session ids; those sessions are archived, which makes their raw events
+//! eligible for `purge` after its retention. Without an LLM the summary is extractive
+//! over the session summaries, where a later statement wins over an earlier near-duplicate.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Duration, NaiveDate, Utc};
+use serde::Deserialize;
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use super::runner::Unit;
+use super::summarize_sessions::select_sentences;
+use super::{Counts, Models, Scope};
+use crate::models::{Prompt, TokenBudget};
+use crate::text::redact;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Period {
+    Week,
+    Month,
+}
+
+impl Period {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Week => "week",
+            Self::Month => "month",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PeriodParams {
+    pub period: Period,
+    /// Only periods that ended at least this long ago.
+    pub older_than_days: i64,
+    pub min_sessions: usize,
+    /// Length of an LLM summary, in words.
+    pub max_words: usize,
+    /// Length of an extractive summary, in tokens.
+    pub extractive_tokens: usize,
+}
+
+impl Default for PeriodParams {
+    fn default() -> Self {
+        Self { period: Period::Week, older_than_days: 14, min_sessions: 2, max_words: 250, extractive_tokens: 300 }
+    }
+}
+
+/// Users with summarized, unarchived sessions older than the threshold.
+pub async fn candidates(pool: &PgPool, params: &PeriodParams, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
+    let (tenant, user) = scope.columns();
+    sqlx::query_as(
+        "SELECT DISTINCT tenant_id, user_id FROM sessions
+          WHERE summary IS NOT NULL AND archived_at IS NULL AND last_event_at < $3
+            AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(now - Duration::days(params.older_than_days))
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn run_unit(conn: &mut PgConnection, params: &PeriodParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+    let mut counts = Counts::default();
+    let cutoff = unit.now - Duration::days(params.older_than_days);
+    let sessions: Vec<(String, String, DateTime<Utc>, NaiveDate, NaiveDate)> = sqlx::query_as(
+        "SELECT session_id, summary, last_event_at,
+                date_trunc($4, last_event_at AT TIME ZONE 'UTC')::date AS period_start,
+                (date_trunc($4, last_event_at AT TIME ZONE 'UTC') + ('1 ' || $4)::interval)::date AS period_end
+           FROM sessions
+          WHERE tenant_id = $1 AND user_id = $2 AND summary IS NOT NULL AND summary <> '' AND archived_at IS NULL AND last_event_at < $3
+          ORDER BY last_event_at",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .bind(cutoff)
+    .bind(params.period.as_str())
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut periods: BTreeMap<(NaiveDate, NaiveDate), Vec<(String, String, DateTime<Utc>)>> = BTreeMap::new();
+    for (session, summary, at, start, end) in sessions {
+        periods.entry((start, end)).or_default().push((session, summary, at));
+    }
+    for ((start, end), sessions) in periods {
+        let ended = end.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc();
+        if ended > cutoff || sessions.len() < params.min_sessions {
+            counts.add("periods_waiting", 1);
+            continue;
+        }
+        let (summary, tokens) = match &models.llm {
+            Some(_) => summarize_with_llm(params, models, &sessions, start, end, unit.budget.max_llm_tokens).await?,
+            None => {
+                let texts: Vec<&str> = sessions.iter().map(|(_, summary, _)| summary.as_str()).collect();
+                (select_sentences(models, &texts, params.extractive_tokens).await?, 0)
+            }
+        };
+        counts.add("llm_tokens", tokens as i64);
+        let summary = redact(summary.trim());
+        let embedding = models.embedder.embed_one(if summary.is_empty() { "(empty)" } else { &summary }).await?;
+        let ids: Vec<&str> = sessions.iter().map(|(id, ..)| id.as_str()).collect();
+        let inserted = sqlx::query(
+            "INSERT INTO period_summaries (tenant_id, id, user_id, period, period_start, period_end, summary, session_ids,
+                                           embedding, embedding_model, embedding_dims, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+             ON CONFLICT (tenant_id, user_id, period, period_start) DO NOTHING",
+        )
+        .bind(unit.tenant.as_str())
+        .bind(Uuid::now_v7())
+        .bind(unit.user.as_str())
+        .bind(params.period.as_str())
+        .bind(start)
+        .bind(end)
+        .bind(&summary)
+        .bind(&ids)
+        .bind(embedding.to_pgvector())
+        .bind(models.embedder.model())
+        .bind(embedding.dims() as i32)
+        .bind(unit.now)
+        .execute(&mut *conn)
+        .await?;
+        sqlx::query("UPDATE sessions SET archived_at = $4 WHERE tenant_id = $1 AND user_id = $2 AND session_id = ANY($3)")
+            .bind(unit.tenant.as_str())
+            .bind(unit.user.as_str())
+            .bind(&ids)
+            .bind(unit.now)
+            .execute(&mut *conn)
+            .await?;
+        counts.add(if inserted.rows_affected() == 1 { "periods_summarized" } else { "periods_existing" }, 1);
+        counts.add("sessions_archived", ids.len() as i64);
+    }
+    Ok(counts)
+}
+
+#[derive(Deserialize)]
+struct LlmSummary {
+    summary: String,
+}
+
+async fn summarize_with_llm(
+    params: &PeriodParams,
+    models: &Models,
+    sessions: &[(String, String, DateTime<Utc>)],
+    start: NaiveDate,
+    end: NaiveDate,
+    max_tokens: u64,
+) -> anyhow::Result<(String, u64)> {
+    let llm = models.llm.as_ref().expect("called with an LLM");
+    let prompt = Prompt::load(&models.prompts, "summarize_period")?;
+    let budget = TokenBudget::new(Some(max_tokens));
+    let summaries: Vec<String> = sessions.iter().map(|(_, summary, at)| format!("[{}] {}", at.format("%Y-%m-%d"), summary)).collect();
+    let vars: HashMap<&str, String> = HashMap::from([
+        ("summaries", summaries.join("\n")),
+        ("period_start", start.to_string()),
+        ("period_end", end.to_string()),
+        ("max_words", params.max_words.to_string()),
+    ]);
+    let answer: LlmSummary = llm.complete("summarize_period", &prompt, &vars, &budget).await?;
+    Ok((answer.summary, budget.used()))
+}
