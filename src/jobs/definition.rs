@@ -161,7 +161,11 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
     let kind = match name.as_str() {
         "summarize_sessions" => JobKind::SummarizeSessions(params(file.params)?),
         "summarize_periods" => JobKind::SummarizePeriods(params(file.params)?),
-        "extract_facts" => JobKind::ExtractFacts(params(file.params)?),
+        "extract_facts" => {
+            let params: ExtractParams = params(file.params)?;
+            params.check()?;
+            JobKind::ExtractFacts(params)
+        }
         "evict" => JobKind::Evict(params(file.params)?),
         "purge" => JobKind::Purge(params(file.params)?),
         _ => unreachable!("checked against KNOWN"),

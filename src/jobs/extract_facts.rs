@@ -1,14 +1,19 @@
 //! `extract_facts`: the user's new events since their watermark become facts. Without
 //! an LLM (the default) the rules of [`super::facts`] find self-introductions,
 //! preferences, tools and changes, and keep other informative statements verbatim.
-//! Sensitive data never becomes a memory. Knowledge updates, by rule:
+//! With one, the user's messages that pass a cheap multilingual pre-filter go to the
+//! LLM in one call with the user's most relevant known facts; whatever it returns is
+//! checked (the quote must be the user's own words, ids must be among those given,
+//! categories known) before it is stored. Sensitive data never becomes a memory and is
+//! redacted before anything reaches the LLM. Knowledge updates, by rule first:
 //! - the same value for a keyed fact refreshes it (and adds the source event);
 //! - a different value supersedes the old fact when the user states a change, or said
 //!   it in the same session within an hour; otherwise both are kept;
 //! - a change that names the old value ("from MySQL to …") also supersedes the user's
 //!   active memories that mention it in a similar context (embedding similarity).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -17,9 +22,9 @@ use uuid::Uuid;
 
 use super::facts::{self, Found};
 use super::runner::Unit;
-use super::{Counts, Scope};
-use crate::memories::{self, NewMemory};
-use crate::models::{Embedder, Embedding};
+use super::{Counts, Models, Scope};
+use crate::memories::{self, CATEGORIES, NewMemory};
+use crate::models::{Embedder, Embedding, Prompt, TokenBudget};
 use crate::text::{redact, sensitive_kinds, sentences};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -37,6 +42,11 @@ pub struct ExtractParams {
     pub change_similarity: f32,
     /// An unkeyed fact this similar to an active memory is a duplicate.
     pub duplicate_similarity: f32,
+    /// With an LLM: only messages matching one of these (case-insensitive regular
+    /// expressions) are sent; empty sends every message.
+    pub triggers: Vec<String>,
+    /// With an LLM: how many of the user's known facts go into the prompt.
+    pub known_facts: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -55,9 +65,26 @@ impl Default for ExtractParams {
             blocked_categories: vec!["health".into(), "finance".into()],
             change_similarity: 0.4,
             duplicate_similarity: 0.92,
+            triggers: DEFAULT_TRIGGERS.iter().map(|t| (*t).to_owned()).collect(),
+            known_facts: 20,
         }
     }
 }
+
+impl ExtractParams {
+    /// The trigger patterns compile.
+    pub fn check(&self) -> Result<(), String> {
+        triggers(&self.triggers).map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+/// Self-introductions, preferences, choices, decisions and changes, in several languages.
+const DEFAULT_TRIGGERS: &[&str] = &[
+    r"\b(i'm|i am|i've|my|we|we're|we've|our|i)\b.*\b(use|using|prefer|like|love|hate|work|live|moved|switched|migrated|chose|decided|name|called|building|team|started|stopped|plan)",
+    r"\b(switched|migrated|moved|changed|no longer|instead of|from now on)\b",
+    r"(我叫|我是|我住|我在|我们用|我用|我喜欢|我不喜欢|我们决定|决定|换成|迁移到|切换到|改用|不再|我们团队|我的)",
+    r"\b(ich bin|ich heiße|wir nutzen|wir verwenden|je suis|je m'appelle|nous utilisons|soy|me llamo|usamos)\b",
+];
 
 /// Users with events after their `extract_facts` watermark.
 pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
@@ -94,7 +121,8 @@ struct Existing {
     created_at: DateTime<Utc>,
 }
 
-pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Unit<'_>, embedder: &Arc<Embedder>) -> anyhow::Result<Counts> {
+pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+    let embedder = &models.embedder;
     let mut counts = Counts::default();
     let watermark: i64 = sqlx::query_scalar(
         "SELECT coalesce((state ->> 'seq')::bigint, 0) FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = 'extract_facts'",
@@ -119,29 +147,41 @@ pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Un
         .map(|(id, seq, session_id, role, content, created_at)| Event { id, seq, session_id, role, content, created_at })
         .collect();
     let Some(last) = events.last().map(|e| e.seq) else { return Ok(counts) };
+    // The user's sentences, with sensitive data dropped or redacted before anything else.
+    let mut said: Vec<(&Event, String)> = Vec::new();
     for event in events.iter().filter(|e| e.role == "user") {
         counts.add("events_read", 1);
+        let mut kept = Vec::new();
         for sentence in sentences(&event.content) {
-            let sentence = match (sensitive_kinds(sentence).is_empty(), params.sensitive) {
-                (true, _) => sentence.to_owned(),
-                (false, Sensitive::Drop) => {
-                    counts.add("sensitive_dropped", 1);
-                    continue;
-                }
+            match (sensitive_kinds(sentence).is_empty(), params.sensitive) {
+                (true, _) => kept.push(sentence.to_owned()),
+                (false, Sensitive::Drop) => counts.add("sensitive_dropped", 1),
                 (false, Sensitive::Redact) => {
                     counts.add("sensitive_redacted", 1);
-                    redact(sentence)
+                    kept.push(redact(sentence));
                 }
-            };
-            for found in facts::extract(&sentence, params.keep_statements) {
-                if params.blocked_categories.iter().any(|c| c == found.category) {
-                    counts.add("blocked", 1);
-                    continue;
-                }
-                let action = store(conn, params, unit, embedder, event, &found).await?;
-                counts.add(action, 1);
             }
         }
+        if !kept.is_empty() {
+            said.push((event, kept.join(" ")));
+        }
+    }
+    let found: Vec<(&Event, Found, Option<Uuid>)> = match &models.llm {
+        Some(_) => with_llm(conn, params, unit, models, &said, &mut counts).await?,
+        None => said
+            .iter()
+            .flat_map(|(event, text)| {
+                sentences(text).into_iter().flat_map(|s| facts::extract(s, params.keep_statements)).map(|f| (*event, f, None)).collect::<Vec<_>>()
+            })
+            .collect(),
+    };
+    for (event, found, resolves) in found {
+        if params.blocked_categories.iter().any(|c| c == found.category) {
+            counts.add("blocked", 1);
+            continue;
+        }
+        let action = store(conn, params, unit, embedder, event, &found, resolves).await?;
+        counts.add(action, 1);
     }
     sqlx::query(
         "INSERT INTO job_checkpoints (tenant_id, user_id, job, state) VALUES ($1, $2, 'extract_facts', jsonb_build_object('seq', $3::bigint))
@@ -164,9 +204,10 @@ async fn store(
     embedder: &Arc<Embedder>,
     event: &Event,
     found: &Found,
+    resolves: Option<Uuid>,
 ) -> anyhow::Result<&'static str> {
     let embedding = embedder.embed_one(&found.content).await?;
-    let mut supersedes = Vec::new();
+    let mut supersedes: Vec<(Uuid, &str)> = resolves.map(|id| (id, "the LLM resolved the new statement as an update")).into_iter().collect();
     if let (Some(key), Some(value)) = (&found.key, &found.value) {
         let existing: Vec<Existing> = sqlx::query_as(
             "SELECT id, content, source_event_ids, created_at FROM memories
@@ -184,12 +225,12 @@ async fn store(
                 return Ok("refreshed");
             }
             let same_session_soon = same_session_within_hour(conn, unit, &old, event).await?;
-            if found.is_change || same_session_soon {
+            if (found.is_change || same_session_soon) && !supersedes.iter().any(|(id, _)| *id == old.id) {
                 supersedes.push((old.id, if found.is_change { "the user stated a change" } else { "restated differently in the same session" }));
             }
         }
     } else if let Some(similar) = most_similar(conn, unit, &embedding).await? {
-        if similar >= params.duplicate_similarity {
+        if similar >= params.duplicate_similarity && resolves.is_none() {
             return Ok("duplicates");
         }
     }
@@ -213,7 +254,9 @@ async fn store(
         valid_from: event.created_at,
         pinned: false,
     };
-    let id = memories::insert(conn, unit.tenant, &memory, &embedding, embedder.model(), "extracted by rules", Some(unit.run_id)).await?;
+    let reason = if found.source_quote.is_some() { "extracted by the LLM" } else { "extracted by rules" };
+    let memory = NewMemory { source_quote: Some(found.source_quote.clone().unwrap_or_else(|| found.content.clone())), ..memory };
+    let id = memories::insert(conn, unit.tenant, &memory, &embedding, embedder.model(), reason, Some(unit.run_id)).await?;
     for (old, reason) in &supersedes {
         memories::supersede(conn, unit.tenant, unit.user, *old, id, event.created_at, reason, Some(unit.run_id)).await?;
     }
@@ -293,4 +336,143 @@ async fn naming(conn: &mut PgConnection, unit: &Unit<'_>, value: &str, embedding
         .bind(threshold as f64)
         .fetch_all(conn)
         .await
+}
+
+static TRIGGERS: LazyLock<std::sync::Mutex<HashMap<Vec<String>, Arc<Vec<regex::Regex>>>>> = LazyLock::new(Default::default);
+
+/// The compiled trigger patterns (compiled once per distinct list).
+fn triggers(patterns: &[String]) -> anyhow::Result<Arc<Vec<regex::Regex>>> {
+    let mut cache = TRIGGERS.lock().expect("not poisoned");
+    if let Some(compiled) = cache.get(patterns) {
+        return Ok(compiled.clone());
+    }
+    let compiled = patterns
+        .iter()
+        .map(|p| regex::Regex::new(&format!("(?i){p}")).map_err(|e| anyhow::anyhow!("params.triggers: {e}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let compiled = Arc::new(compiled);
+    cache.insert(patterns.to_vec(), compiled.clone());
+    Ok(compiled)
+}
+
+#[derive(Deserialize)]
+struct LlmFacts {
+    facts: Vec<LlmFact>,
+}
+
+#[derive(Deserialize)]
+struct LlmFact {
+    category: String,
+    key: Option<String>,
+    content: String,
+    importance: f32,
+    source_quote: String,
+    message: usize,
+    resolution: String,
+    existing_id: Option<String>,
+}
+
+/// The LLM path: messages past the pre-filter, with the user's most relevant known facts,
+/// in one call; every returned fact is checked before it counts.
+async fn with_llm<'e>(
+    conn: &mut PgConnection,
+    params: &ExtractParams,
+    unit: &Unit<'_>,
+    models: &Models,
+    said: &[(&'e Event, String)],
+    counts: &mut Counts,
+) -> anyhow::Result<Vec<(&'e Event, Found, Option<Uuid>)>> {
+    let triggers = triggers(&params.triggers)?;
+    let sent: Vec<&(&Event, String)> = said
+        .iter()
+        .filter(|(_, text)| {
+            let keep = triggers.is_empty() || triggers.iter().any(|t| t.is_match(text));
+            if !keep {
+                counts.add("prefilter_skipped", 1);
+            }
+            keep
+        })
+        .collect();
+    if sent.is_empty() {
+        if !said.is_empty() {
+            counts.add("llm_calls_saved", 1);
+        }
+        return Ok(Vec::new());
+    }
+    let llm = models.llm.as_ref().expect("called with an LLM");
+    let messages: Vec<String> = sent.iter().enumerate().map(|(i, (_, text))| format!("[{}] {text}", i + 1)).collect();
+    let probe = models.embedder.embed_one(&messages.join("\n")).await?;
+    let known: Vec<(Uuid, String, Option<String>, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT id, category, key, content FROM memories
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = {dims}
+          ORDER BY embedding::vector({dims}) <=> $3 LIMIT $4",
+        dims = probe.dims()
+    )))
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .bind(probe.to_pgvector())
+    .bind(params.known_facts)
+    .fetch_all(&mut *conn)
+    .await?;
+    let known_text: Vec<String> = known
+        .iter()
+        .map(|(id, category, key, content)| format!("- {id} [{category}{}] {content}", key.as_deref().map(|k| format!("/{k}")).unwrap_or_default()))
+        .collect();
+    let vars: HashMap<&str, String> = HashMap::from([
+        ("categories", CATEGORIES.join(", ")),
+        ("known_facts", if known_text.is_empty() { "(none)".to_owned() } else { known_text.join("\n") }),
+        ("messages", messages.join("\n")),
+    ]);
+    let prompt = Prompt::load(&models.prompts, "extract_facts")?;
+    let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));
+    counts.add("llm_calls", 1);
+    let answer: LlmFacts = llm.complete("extract_facts", &prompt, &vars, &budget).await?;
+    counts.add("llm_tokens", budget.used() as i64);
+    let mut found = Vec::new();
+    for fact in answer.facts {
+        let Some((event, text)) = fact.message.checked_sub(1).and_then(|i| sent.get(i)) else {
+            counts.add("invalid", 1);
+            continue;
+        };
+        let quoted = normalise(text).contains(&normalise(&fact.source_quote)) && !fact.source_quote.trim().is_empty();
+        let Some(category) = CATEGORIES.iter().find(|c| **c == fact.category) else {
+            counts.add("invalid", 1);
+            continue;
+        };
+        if !quoted || !sensitive_kinds(&fact.content).is_empty() || fact.content.trim().is_empty() {
+            counts.add("invalid", 1);
+            continue;
+        }
+        let existing = fact.existing_id.as_deref().and_then(|id| id.parse::<Uuid>().ok()).filter(|id| known.iter().any(|k| k.0 == *id));
+        let resolves = match fact.resolution.as_str() {
+            "ignore" => {
+                counts.add("ignored", 1);
+                continue;
+            }
+            "update" | "merge" => existing,
+            _ => None,
+        };
+        let key = fact.key.filter(|k| !k.trim().is_empty()).map(|k| k.trim().to_lowercase());
+        let value = key.as_ref().and_then(|k| facts::technologies(&fact.content).into_iter().find(|(t, _)| t == k).map(|(_, v)| v));
+        found.push((
+            *event,
+            Found {
+                category,
+                key,
+                value,
+                content: fact.content.trim().to_owned(),
+                importance: fact.importance.clamp(0.0, 1.0),
+                replaces: None,
+                is_change: resolves.is_some(),
+                source_quote: Some(fact.source_quote.trim().to_owned()),
+            },
+            resolves,
+        ));
+    }
+    Ok(found)
+}
+
+/// Lower case, single spaces: a quote matches whatever the spacing.
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }

@@ -23,6 +23,8 @@ pub struct Found {
     pub replaces: Option<String>,
     /// Whether the sentence states a change (explicit change words).
     pub is_change: bool,
+    /// The user's words it comes from, when it is not `content` itself.
+    pub source_quote: Option<String>,
 }
 
 /// Technologies by the key of the fact that names them; the first spelling is canonical.
@@ -141,6 +143,7 @@ pub fn extract(sentence: &str, statements: bool) -> Vec<Found> {
         importance,
         replaces,
         is_change,
+        source_quote: None,
     };
 
     // Change statements first: they name the new value and, often, the old one.

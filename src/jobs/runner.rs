@@ -52,7 +52,7 @@ impl JobKind {
         match self {
             Self::SummarizeSessions(params) => summarize_sessions::run_unit(conn, params, unit, models).await,
             Self::SummarizePeriods(params) => summarize_periods::run_unit(conn, params, unit, models).await,
-            Self::ExtractFacts(params) => extract_facts::run_unit(conn, params, unit, &models.embedder).await,
+            Self::ExtractFacts(params) => extract_facts::run_unit(conn, params, unit, models).await,
             Self::Evict(params) => evict::run_unit(conn, params, unit).await,
             Self::Purge(params) => purge::run_unit(conn, params, unit).await,
         }

@@ -34,6 +34,11 @@ pub fn job_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 pub fn executor(db: &Database, dir: &tempfile::TempDir) -> Executor {
+    executor_with(db, dir, None)
+}
+
+/// An executor whose jobs take their LLM paths with `llm`.
+pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<engram::models::Llm>>) -> Executor {
     let jobs: BTreeMap<String, Definition> = definition::load_dir(dir.path()).unwrap();
     Executor {
         pool: db.pool.clone(),
@@ -44,7 +49,7 @@ pub fn executor(db: &Database, dir: &tempfile::TempDir) -> Executor {
                 engram::models::Embedder::from_settings(&Default::default(), std::path::Path::new(".engram"), Default::default())
                     .expect("the local model is installed"),
             ),
-            llm: None,
+            llm,
             prompts: "jobs/prompts".into(),
         },
         settings: Default::default(),
