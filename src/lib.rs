@@ -7,6 +7,7 @@ pub mod access;
 pub mod auth;
 pub mod bench;
 pub mod cli;
+pub mod clock;
 pub mod configuration;
 pub mod context;
 pub mod db;

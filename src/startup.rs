@@ -13,6 +13,7 @@ use anyhow::Context;
 use utoipa_actix_web::AppExt;
 
 use crate::access::AccessRecorder;
+use crate::clock::Clock;
 use crate::configuration::Settings;
 use crate::db::Database;
 use crate::http::{self, state::AppState};
@@ -32,6 +33,11 @@ impl Application {
     /// Loads the job files and models, binds `settings.server.bind` (port 0 picks a free
     /// port), builds the server and, unless the role is `api`, starts the worker.
     pub async fn build(settings: Settings, db: Database) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, db, Clock::system()).await
+    }
+
+    /// Like [`Application::build`], with lookups and ingestion reading `clock`.
+    pub async fn build_with_clock(settings: Settings, db: Database, clock: Clock) -> anyhow::Result<Self> {
         let jobs = Arc::new(definition::load_dir(&settings.jobs.dir)?);
         let listener = TcpListener::bind(&settings.server.bind)
             .with_context(|| format!("cannot listen on {}", settings.server.bind))?;
@@ -56,6 +62,7 @@ impl Application {
         };
         let mut state = AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone(), jobs.clone())?;
         // Search ranks by the same decay the evict job scores with.
+        state.clock = clock;
         if let Some(JobKind::Evict(params)) = jobs.get("evict").map(|d| &d.kind) {
             state.decay = params.decay.clone();
         }

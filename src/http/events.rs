@@ -2,7 +2,6 @@
 
 use actix_web::{HttpResponse, post, web};
 use utoipa_actix_web::service_config::ServiceConfig;
-use chrono::Utc;
 
 use super::auth::require;
 use super::error::ApiError;
@@ -23,7 +22,7 @@ use crate::ingest::{self, Ingested};
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
 async fn post_events(state: web::Data<AppState>, principal: Principal, body: Body) -> Result<HttpResponse, ApiError> {
     require(&principal, Scope::Ingest)?;
-    let events = ingest::parse_body(&body.0, &state.settings.ingest, Utc::now())?;
+    let events = ingest::parse_body(&body.0, &state.settings.ingest, state.clock.now())?;
     let done = ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
     if done.corrections > 0 {
         state.metrics.corrections.with_label_values(&["detected"]).inc_by(done.corrections as u64);

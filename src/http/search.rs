@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use utoipa_actix_web::service_config::ServiceConfig;
-use chrono::Utc;
 use uuid::Uuid;
 
 use super::auth::require;
@@ -44,7 +43,7 @@ async fn post_search(
 
 /// Runs a search and records the memories it served.
 async fn lookup(state: &AppState, tenant: &TenantId, query: &SearchQuery) -> Result<Vec<SearchResult>, ApiError> {
-    let now = Utc::now();
+    let now = state.clock.now();
     let results =
         search::run(&state.lookups, &state.embedder, tenant, query, &state.settings.search, &state.decay, now).await?;
     let served = results.iter().filter(|r| r.kind == "fact" || r.kind == "insight").filter_map(|r| r.id.parse::<Uuid>().ok());

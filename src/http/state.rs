@@ -28,6 +28,8 @@ pub struct AppState {
     pub detector: Detector,
     pub decay: DecayParams,
     pub keys: KeyCache,
+    /// "Now" for lookups and ingestion (the system clock unless a replay sets one).
+    pub clock: crate::clock::Clock,
     /// The job files, by job name.
     pub jobs: Arc<std::collections::BTreeMap<String, Definition>>,
     model_check: tokio::sync::Mutex<Option<(Instant, Vec<String>)>>,
@@ -56,6 +58,7 @@ impl AppState {
             access,
             detector,
             decay: DecayParams::default(),
+            clock: Default::default(),
             jobs,
             model_check: Default::default(),
         })

@@ -175,12 +175,13 @@ pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Un
             })
             .collect(),
     };
+    let corrections = open_corrections(conn, unit).await?;
     for (event, found, resolves) in found {
         if params.blocked_categories.iter().any(|c| c == found.category) {
             counts.add("blocked", 1);
             continue;
         }
-        let action = store(conn, params, unit, embedder, event, &found, resolves).await?;
+        let action = store(conn, params, unit, embedder, event, &found, resolves, &corrections).await?;
         counts.add(action, 1);
     }
     sqlx::query(
@@ -205,6 +206,7 @@ async fn store(
     event: &Event,
     found: &Found,
     resolves: Option<Uuid>,
+    corrections: &[Correction],
 ) -> anyhow::Result<&'static str> {
     let embedding = embedder.embed_one(&found.content).await?;
     let mut supersedes: Vec<(Uuid, &str)> = resolves.map(|id| (id, "the LLM resolved the new statement as an update")).into_iter().collect();
@@ -225,8 +227,14 @@ async fn store(
                 return Ok("refreshed");
             }
             let same_session_soon = same_session_within_hour(conn, unit, &old, event).await?;
-            if (found.is_change || same_session_soon) && !supersedes.iter().any(|(id, _)| *id == old.id) {
-                supersedes.push((old.id, if found.is_change { "the user stated a change" } else { "restated differently in the same session" }));
+            let corrected = corrections.iter().any(|c| c.memory_id == old.id);
+            if (found.is_change || same_session_soon || corrected) && !supersedes.iter().any(|(id, _)| *id == old.id) {
+                let reason = match (found.is_change, corrected) {
+                    (_, true) => "the user corrected it",
+                    (true, _) => "the user stated a change",
+                    _ => "restated differently in the same session",
+                };
+                supersedes.push((old.id, reason));
             }
         }
     } else if let Some(similar) = most_similar(conn, unit, &embedding).await? {
@@ -239,6 +247,14 @@ async fn store(
             if !supersedes.iter().any(|(s, _)| *s == id) {
                 supersedes.push((id, "the user moved away from what it states"));
             }
+        }
+    }
+    // A memory the user corrected in this very message gives way to what they said instead.
+    for correction in corrections.iter().filter(|c| c.event_id == Some(event.id)) {
+        if !supersedes.iter().any(|(id, _)| *id == correction.memory_id)
+            && similarity(conn, unit, correction.memory_id, &embedding).await?.is_some_and(|s| s >= params.change_similarity)
+        {
+            supersedes.push((correction.memory_id, "the user corrected it"));
         }
     }
     let memory = NewMemory {
@@ -260,7 +276,42 @@ async fn store(
     for (old, reason) in &supersedes {
         memories::supersede(conn, unit.tenant, unit.user, *old, id, event.created_at, reason, Some(unit.run_id)).await?;
     }
+    let superseded: Vec<Uuid> = supersedes.iter().map(|(id, _)| *id).collect();
+    sqlx::query("UPDATE feedback SET resolved_at = now() WHERE tenant_id = $1 AND memory_id = ANY($2) AND resolved_at IS NULL")
+        .bind(unit.tenant.as_str())
+        .bind(&superseded)
+        .execute(&mut *conn)
+        .await?;
     Ok(if supersedes.is_empty() { "created" } else { "superseded" })
+}
+
+/// A served memory the user said was wrong or outdated, not yet resolved.
+struct Correction {
+    memory_id: Uuid,
+    /// The user's correcting message, when the correction was detected in conversation.
+    event_id: Option<Uuid>,
+}
+
+async fn open_corrections(conn: &mut PgConnection, unit: &Unit<'_>) -> sqlx::Result<Vec<Correction>> {
+    let rows: Vec<(Uuid, Option<Uuid>)> = sqlx::query_as(
+        "SELECT memory_id, event_id FROM feedback
+          WHERE tenant_id = $1 AND user_id = $2 AND kind IN ('wrong', 'outdated') AND resolved_at IS NULL",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|(memory_id, event_id)| Correction { memory_id, event_id }).collect())
+}
+
+/// Cosine similarity of a stored memory to `embedding`.
+async fn similarity(conn: &mut PgConnection, unit: &Unit<'_>, id: Uuid, embedding: &Embedding) -> sqlx::Result<Option<f32>> {
+    let dims = embedding.dims();
+    let sql = format!(
+        "SELECT (1 - (embedding::vector({dims}) <=> $3))::real FROM memories
+          WHERE tenant_id = $1 AND id = $2 AND status = 'active' AND embedding_dims = {dims}"
+    );
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(unit.tenant.as_str()).bind(id).bind(embedding.to_pgvector()).fetch_optional(conn).await
 }
 
 /// Whether a stored fact already states `value` for `key`.

@@ -258,6 +258,39 @@ mod with_an_llm {
     }
 
     #[tokio::test]
+    async fn a_long_session_is_summarized_in_chunks_then_combined() {
+        let app = spawn_app().await;
+        let key = app.key("acme", "read,ingest").await;
+        let server = MockServer::start().await;
+        let dir = job_dir(&[("summarize_sessions", "schedule = \"0 0 * * * *\"\n[params]\nchunk_tokens = 80")]);
+        let executor = executor_with(&app.db, &dir, Some(llm(&server)));
+        let lines: Vec<String> = (1..=12).map(|n| format!("Step {n} of the rollout plan moves service number {n} to the new cluster.")).collect();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        say(&app, &key, "hal", "s1", day(1, 9), &lines).await;
+        server.reset().await;
+        Mock::given(method("POST"))
+            .and(path("/chat/completions"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                    "content": "{\"summary\": \"The rollout moves services to the new cluster step by step.\", \"topics\": [\"rollout\"]}"}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+            })))
+            .mount(&server)
+            .await;
+
+        let run = run_at(&executor, "summarize_sessions", day(1, 12), false).await;
+
+        let requests = server.received_requests().await.unwrap();
+        assert!(requests.len() >= 3, "chunks, then one combining call: {}", requests.len());
+        let last = requests.last().unwrap().body_json::<Value>().unwrap()["messages"][1]["content"].as_str().unwrap().to_owned();
+        assert!(last.contains("The rollout moves services") && !last.contains("Step 1 of"), "the last call combines the chunk summaries: {last}");
+        assert_eq!(run.counts["llm_tokens"].as_i64(), Some(120 * requests.len() as i64));
+        let summary: String = sqlx::query_scalar("SELECT summary FROM sessions").fetch_one(&app.db.pool).await.unwrap();
+        assert_eq!(summary, "The rollout moves services to the new cluster step by step.");
+    }
+
+    #[tokio::test]
     async fn the_llm_path_stores_checked_facts_and_resolves_updates_it_is_told_about() {
         let app = spawn_app().await;
         let key = app.key("acme", "read,ingest").await;
@@ -300,4 +333,66 @@ mod with_an_llm {
         let current: String = sqlx::query_scalar("SELECT content FROM memories WHERE key = 'database' AND status = 'active'").fetch_one(&app.db.pool).await.unwrap();
         assert_eq!((status.as_str(), by.is_some(), current.as_str()), ("superseded", true, "The team uses PostgreSQL for billing."));
     }
+}
+
+#[tokio::test]
+async fn a_user_correcting_a_served_memory_replaces_it_and_resolves_the_correction() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let dir = job_dir(JOBS);
+    let executor = executor(&app.db, &dir);
+    let event = |text: &str| json!({"user_id": "fay", "session_id": "s1", "role": "user", "content": text});
+    app.post_events(&key, &event("We use Jenkins for CI.")).await;
+    run_at(&executor, "extract_facts", Utc::now(), false).await;
+    let served = app.search(&key, &json!({"user_id": "fay", "query": "which CI do we use"})).await;
+    assert_eq!(served["results"][0]["content"], "We use Jenkins for CI.");
+    app.access.flush(&app.db.pool).await.unwrap();
+
+    app.post_events(&key, &event("That's wrong, we use GitHub Actions for CI.")).await;
+    let run = run_at(&executor, "extract_facts", Utc::now(), false).await;
+
+    assert_eq!(run.counts["superseded"], 1, "{}", run.counts);
+    let current = app.search(&key, &json!({"user_id": "fay", "query": "which CI do we use", "min_score": 0.0})).await;
+    let contents: Vec<&str> = current["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["That's wrong, we use GitHub Actions for CI."]);
+    let (total, open): (i64, i64) = sqlx::query_as("SELECT count(*), count(*) FILTER (WHERE resolved_at IS NULL) FROM feedback")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(total, 1, "the correction was detected");
+    let reason: String = sqlx::query_scalar("SELECT reason FROM memory_history WHERE action = 'superseded'").fetch_one(&app.db.pool).await.unwrap();
+    assert_eq!((open, reason.as_str()), (0, "the user corrected it"));
+}
+
+#[tokio::test]
+async fn lookups_read_the_injected_clock_so_replays_are_consistent() {
+    let (db, _) = crate::helpers::fresh_database().await;
+    let clock = engram::clock::Clock::fixed(day(10, 9));
+    let app = engram::startup::Application::build_with_clock(crate::helpers::test_settings(), db.clone(), clock.clone()).await.unwrap();
+    let address = format!("http://127.0.0.1:{}", app.port());
+    let access = app.access();
+    tokio::spawn(app.run_until_stopped());
+    let key = engram::auth::create_key(&db.pool, &engram::domain::TenantId::parse("acme").unwrap(), &[engram::auth::Scope::Read, engram::auth::Scope::Ingest], None)
+        .await
+        .unwrap()
+        .secret;
+    let client = reqwest::Client::new();
+    let event = json!({"user_id": "gil", "role": "user", "content": "We use Redis as a cache."});
+    client.post(format!("{address}/v1/events")).bearer_auth(&key).json(&event).send().await.unwrap();
+    let executor = executor(&engram::db::Database::from_pool(db.pool.clone()), &job_dir(JOBS));
+    run_at(&executor, "extract_facts", day(10, 10), false).await;
+
+    clock.set(day(12, 8));
+    let found: Value = client.post(format!("{address}/v1/search")).bearer_auth(&key)
+        .json(&json!({"user_id": "gil", "query": "which cache do we use"})).send().await.unwrap().json().await.unwrap();
+    access.flush(&db.pool).await.unwrap();
+
+    assert_eq!(found["hit"], true, "{found}");
+    let (received, accessed): (DateTime<Utc>, DateTime<Utc>) = sqlx::query_as(
+        "SELECT (SELECT created_at FROM events), (SELECT last_accessed_at FROM memory_access)",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!((received, accessed), (day(10, 9), day(12, 8)));
 }
