@@ -9,9 +9,11 @@ use chrono::{DateTime, Timelike, Utc};
 use croner::parser::{CronParser, Seconds, Year};
 use serde::Deserialize;
 
+use super::dedup::DedupParams;
 use super::evict::EvictParams;
 use super::extract_facts::ExtractParams;
 use super::purge::PurgeParams;
+use super::reflect::ReflectParams;
 use super::summarize_periods::PeriodParams;
 use super::summarize_sessions::SummarizeParams;
 
@@ -89,12 +91,14 @@ pub enum JobKind {
     SummarizeSessions(SummarizeParams),
     SummarizePeriods(PeriodParams),
     ExtractFacts(ExtractParams),
+    Dedup(DedupParams),
     Evict(EvictParams),
+    Reflect(ReflectParams),
     Purge(PurgeParams),
 }
 
 /// The jobs engram knows; a file for any other name is an error.
-pub const KNOWN: &[&str] = &["summarize_sessions", "summarize_periods", "extract_facts", "evict", "purge"];
+pub const KNOWN: &[&str] = &["summarize_sessions", "summarize_periods", "extract_facts", "dedup", "evict", "reflect", "purge"];
 
 #[derive(Debug, Clone)]
 pub struct Definition {
@@ -166,7 +170,9 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
             params.check()?;
             JobKind::ExtractFacts(params)
         }
+        "dedup" => JobKind::Dedup(params(file.params)?),
         "evict" => JobKind::Evict(params(file.params)?),
+        "reflect" => JobKind::Reflect(params(file.params)?),
         "purge" => JobKind::Purge(params(file.params)?),
         _ => unreachable!("checked against KNOWN"),
     };

@@ -19,10 +19,12 @@
 
 pub mod control;
 pub mod definition;
+mod dedup;
 mod evict;
 mod extract_facts;
 pub mod facts;
 mod purge;
+mod reflect;
 mod summarize_periods;
 mod summarize_sessions;
 mod runner;

@@ -13,7 +13,7 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
-use super::{Counts, Models, Run, Scope, evict, extract_facts, purge, runs, summarize_periods, summarize_sessions};
+use super::{Counts, Models, Run, Scope, dedup, evict, extract_facts, purge, reflect, runs, summarize_periods, summarize_sessions};
 use crate::configuration::JobSettings;
 use crate::db::begin_tenant_tx;
 use crate::domain::{TenantId, UserId};
@@ -35,7 +35,9 @@ impl JobKind {
             Self::SummarizeSessions(params) => summarize_sessions::candidates(pool, params, scope, now).await,
             Self::SummarizePeriods(params) => summarize_periods::candidates(pool, params, scope, now).await,
             Self::ExtractFacts(_) => extract_facts::candidates(pool, scope).await,
+            Self::Dedup(_) => dedup::candidates(pool, scope).await,
             Self::Evict(_) => evict::candidates(pool, scope).await,
+            Self::Reflect(params) => reflect::candidates(pool, params, scope).await,
             Self::Purge(params) => purge::candidates(pool, params, scope, now).await,
         }
     }
@@ -53,7 +55,9 @@ impl JobKind {
             Self::SummarizeSessions(params) => summarize_sessions::run_unit(conn, params, unit, models).await,
             Self::SummarizePeriods(params) => summarize_periods::run_unit(conn, params, unit, models).await,
             Self::ExtractFacts(params) => extract_facts::run_unit(conn, params, unit, models).await,
+            Self::Dedup(params) => dedup::run_unit(conn, params, unit, models).await,
             Self::Evict(params) => evict::run_unit(conn, params, unit).await,
+            Self::Reflect(params) => reflect::run_unit(conn, params, unit, models).await,
             Self::Purge(params) => purge::run_unit(conn, params, unit).await,
         }
     }

@@ -2,6 +2,7 @@
 //! PostgreSQL that `scripts/test` starts, and its own server on a random port.
 
 mod auth;
+mod cleanup;
 mod consolidation;
 mod embedded;
 mod health;

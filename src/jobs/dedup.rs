@@ -1,0 +1,241 @@
+//! `dedup`: for each user with memories changed since the last run, the changed ones
+//! are compared with their nearest active neighbours (pgvector kNN, never all pairs):
+//! - the same key and the same value (the technology or text the key names), or a
+//!   similarity of at least `merge_similarity`: merged, no LLM needed;
+//! - the same key and a *different* value: not a duplicate but a contradiction, resolved
+//!   as a knowledge update — the newer supersedes the older, never a blend;
+//! - similar but not identical: with an LLM, it decides whether they say the same and
+//!   writes the merged text; without one, both are kept.
+//! A merge keeps the older memory (max importance, union of sources, summed accesses)
+//! and marks the other `merged`, with history rows for both.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use super::facts::technologies;
+use super::runner::Unit;
+use super::{Counts, Models, Scope};
+use crate::memories;
+use crate::models::{Prompt, TokenBudget};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DedupParams {
+    /// Neighbours looked at per changed memory.
+    pub neighbours: i64,
+    /// Pairs less similar than this are not candidates.
+    pub min_similarity: f64,
+    /// At or above this similarity two memories are the same without asking.
+    pub merge_similarity: f64,
+}
+
+impl Default for DedupParams {
+    fn default() -> Self {
+        Self { neighbours: 5, min_similarity: 0.75, merge_similarity: 0.95 }
+    }
+}
+
+/// Users with memories changed (created, updated, restored: their history says when,
+/// in server time) since their last dedup.
+pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
+    let (tenant, user) = scope.columns();
+    sqlx::query_as(
+        "SELECT DISTINCT h.tenant_id, h.user_id FROM memory_history h
+           LEFT JOIN job_checkpoints k ON k.tenant_id = h.tenant_id AND k.job = 'dedup' AND k.user_id = h.user_id
+          WHERE h.action IN ('created', 'updated', 'restored', 'insight') AND h.created_at > coalesce(k.done_at, '-infinity')
+            AND ($1::text IS NULL OR h.tenant_id = $1) AND ($2::text IS NULL OR h.user_id = $2)",
+    )
+    .bind(tenant)
+    .bind(user)
+    .fetch_all(pool)
+    .await
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct Row {
+    id: Uuid,
+    category: String,
+    key: Option<String>,
+    content: String,
+    created_at: DateTime<Utc>,
+}
+
+pub async fn run_unit(conn: &mut PgConnection, params: &DedupParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+    let mut counts = Counts::default();
+    let changed: Vec<Row> = sqlx::query_as(
+        "SELECT m.id, m.category, m.key, m.content, m.created_at FROM memories m
+          WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.status = 'active' AND m.embedding IS NOT NULL
+            AND EXISTS (SELECT 1 FROM memory_history h
+                          LEFT JOIN job_checkpoints k ON k.tenant_id = h.tenant_id AND k.job = 'dedup' AND k.user_id = h.user_id
+                         WHERE h.tenant_id = m.tenant_id AND h.memory_id = m.id
+                           AND h.action IN ('created', 'updated', 'restored', 'insight') AND h.created_at > coalesce(k.done_at, '-infinity'))
+          ORDER BY m.created_at, m.id",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .fetch_all(&mut *conn)
+    .await?;
+    sqlx::raw_sql("SET LOCAL hnsw.iterative_scan = relaxed_order").execute(&mut *conn).await?;
+    let mut gone: HashSet<Uuid> = HashSet::new();
+    let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));
+    for memory in changed {
+        if gone.contains(&memory.id) {
+            continue;
+        }
+        for (neighbour, similarity) in neighbours(conn, unit, memory.id, params, models.embedder.dims()).await? {
+            if gone.contains(&neighbour.id) || gone.contains(&memory.id) {
+                continue;
+            }
+            counts.add("pairs_compared", 1);
+            let (older, newer) = if neighbour.created_at <= memory.created_at { (&neighbour, &memory) } else { (&memory, &neighbour) };
+            match verdict(older, newer, similarity, params) {
+                Verdict::Same => {
+                    merge(conn, unit, older.id, newer.id, None, "the same fact, said again").await?;
+                    gone.insert(newer.id);
+                    counts.add("merged", 1);
+                }
+                Verdict::Contradicts => {
+                    memories::supersede(conn, unit.tenant, unit.user, older.id, newer.id, newer.created_at, "contradicted by a newer fact with the same key", Some(unit.run_id)).await?;
+                    gone.insert(older.id);
+                    counts.add("superseded", 1);
+                }
+                Verdict::Ask if models.llm.is_some() => match ask(models, &budget, older, newer).await? {
+                    Some(text) => {
+                        merge(conn, unit, older.id, newer.id, Some(&text), "the LLM judged them the same").await?;
+                        gone.insert(newer.id);
+                        counts.add("merged_by_llm", 1);
+                    }
+                    None => counts.add("kept_by_llm", 1),
+                },
+                Verdict::Ask => counts.add("kept_similar", 1),
+                Verdict::Different => counts.add("kept_conflicting", 1),
+            }
+        }
+    }
+    counts.add("llm_tokens", budget.used() as i64);
+    Ok(counts)
+}
+
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Same,
+    Contradicts,
+    Ask,
+    /// Similar words, different technologies ("uses PostgreSQL" / "uses MySQL"): never merged.
+    Different,
+}
+
+fn verdict(older: &Row, newer: &Row, similarity: f64, params: &DedupParams) -> Verdict {
+    let names = |row: &Row| -> HashMap<&'static str, String> { technologies(&row.content).into_iter().collect() };
+    let (a, b) = (names(older), names(newer));
+    let conflicting = a.iter().any(|(kind, name)| b.get(kind).is_some_and(|other| other != name));
+    if let (Some(k1), Some(k2)) = (&older.key, &newer.key) {
+        if k1 == k2 && older.category == newer.category {
+            return match (a.get(k1.as_str()), b.get(k2.as_str())) {
+                (Some(x), Some(y)) if x != y => Verdict::Contradicts,
+                (Some(x), Some(y)) if x == y => Verdict::Same,
+                _ if conflicting => Verdict::Contradicts,
+                _ if similarity >= params.merge_similarity => Verdict::Same,
+                _ => Verdict::Ask,
+            };
+        }
+    }
+    if conflicting {
+        Verdict::Different
+    } else if similarity >= params.merge_similarity {
+        Verdict::Same
+    } else {
+        Verdict::Ask
+    }
+}
+
+/// The nearest active memories of the same user, most similar first, above the threshold.
+async fn neighbours(conn: &mut PgConnection, unit: &Unit<'_>, id: Uuid, params: &DedupParams, dims: usize) -> sqlx::Result<Vec<(Row, f64)>> {
+    let sql = format!(
+        "SELECT n.id, n.category, n.key, n.content, n.created_at, n.similarity
+           FROM memories m
+           JOIN LATERAL (
+                SELECT x.id, x.category, x.key, x.content, x.created_at,
+                       1 - (x.embedding::vector({dims}) <=> m.embedding::vector({dims})) AS similarity
+                  FROM memories x
+                 WHERE x.tenant_id = m.tenant_id AND x.user_id = m.user_id AND x.status = 'active' AND x.id <> m.id
+                   AND x.embedding_dims = {dims}
+                 ORDER BY x.embedding::vector({dims}) <=> m.embedding::vector({dims}) LIMIT $4) n ON true
+          WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3 AND m.embedding_dims = {dims} AND n.similarity >= $5
+          ORDER BY n.similarity DESC"
+    );
+    let rows: Vec<(Uuid, String, Option<String>, String, DateTime<Utc>, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .bind(id)
+    .bind(params.neighbours)
+    .bind(params.min_similarity)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, category, key, content, created_at, similarity)| (Row { id, category, key, content, created_at }, similarity))
+        .collect())
+}
+
+/// Folds `other` into `survivor`: the higher importance, all sources, all accesses;
+/// `other` becomes `merged`. `content`, when given, replaces the survivor's text.
+async fn merge(conn: &mut PgConnection, unit: &Unit<'_>, survivor: Uuid, other: Uuid, content: Option<&str>, reason: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "WITH o AS (SELECT importance, source_event_ids FROM memories WHERE tenant_id = $1 AND id = $3)
+         UPDATE memories s SET importance = greatest(s.importance, o.importance),
+                source_event_ids = ARRAY(SELECT DISTINCT e FROM unnest(s.source_event_ids || o.source_event_ids) e),
+                content = coalesce($4, s.content), updated_at = now()
+           FROM o WHERE s.tenant_id = $1 AND s.id = $2",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(survivor)
+    .bind(other)
+    .bind(content)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "WITH o AS (SELECT access_count, last_accessed_at FROM memory_access WHERE tenant_id = $1 AND memory_id = $3)
+         INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
+         SELECT $1, $2, $4, o.access_count, o.last_accessed_at FROM o
+         ON CONFLICT (tenant_id, memory_id) DO UPDATE
+            SET access_count = memory_access.access_count + excluded.access_count,
+                last_accessed_at = greatest(memory_access.last_accessed_at, excluded.last_accessed_at)",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(survivor)
+    .bind(other)
+    .bind(unit.user.as_str())
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE memories SET status = 'merged', superseded_by = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2")
+        .bind(unit.tenant.as_str())
+        .bind(other)
+        .bind(survivor)
+        .execute(&mut *conn)
+        .await?;
+    let run = Some(unit.run_id);
+    let merged_into = serde_json::json!({"status": "merged", "superseded_by": survivor});
+    memories::record_history(conn, unit.tenant, other, unit.user, "merged", Some(serde_json::json!({"status": "active"})), Some(merged_into), reason, run, None).await?;
+    let absorbed = serde_json::json!({"absorbed": other, "content": content});
+    memories::record_history(conn, unit.tenant, survivor, unit.user, "updated", None, Some(absorbed), reason, run, None).await
+}
+
+#[derive(Deserialize)]
+struct LlmVerdict {
+    same: bool,
+    merged: String,
+}
+
+/// The LLM's judgement of a similar pair: the merged text when they say the same.
+async fn ask(models: &Models, budget: &TokenBudget, older: &Row, newer: &Row) -> anyhow::Result<Option<String>> {
+    let llm = models.llm.as_ref().expect("called with an LLM");
+    let prompt = Prompt::load(&models.prompts, "dedup")?;
+    let vars = HashMap::from([("older", older.content.clone()), ("newer", newer.content.clone())]);
+    let answer: LlmVerdict = llm.complete("dedup", &prompt, &vars, budget).await?;
+    Ok(answer.same.then_some(answer.merged).filter(|m| !m.trim().is_empty()))
+}
