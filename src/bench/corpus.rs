@@ -19,6 +19,11 @@ pub struct CorpusSize {
 }
 
 impl CorpusSize {
+    /// The corpus of the full benchmark (1.1 M memories) or of `--quick` (40,000).
+    pub fn new(quick: bool) -> Self {
+        if quick { Self { users: 300, per_user: 100, large_user: 10_000 } } else { Self { users: 10_000, per_user: 100, large_user: 100_000 } }
+    }
+
     pub fn total(&self) -> i64 {
         self.users * self.per_user + self.large_user
     }
@@ -84,7 +89,7 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
         "SET maintenance_work_mem = '4GB';
          SET max_parallel_maintenance_workers = 1;
          CREATE INDEX memories_embedding_384 ON memories
-             USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_dims = 384;
+             USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_dims = 384 AND status = 'active';
          ANALYZE memories;",
     )
     .execute(pool)

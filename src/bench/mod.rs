@@ -3,6 +3,7 @@
 
 mod corpus;
 mod embedder;
+mod jobs;
 mod search;
 
 use std::path::Path;
@@ -34,7 +35,7 @@ pub struct Figure {
     pub unit: &'static str,
 }
 
-pub const SCENARIOS: &[&str] = &["embedder", "search"];
+pub const SCENARIOS: &[&str] = &["embedder", "search", "jobs"];
 
 pub async fn run(
     settings: &Settings,
@@ -54,6 +55,9 @@ pub async fn run(
     }
     if wanted("search") {
         figures.extend(search::run(settings, quick, clients).await?);
+    }
+    if wanted("jobs") {
+        figures.extend(jobs::run(settings, quick).await?);
     }
     print_table(&figures);
     if let Some(path) = json {

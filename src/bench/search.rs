@@ -21,11 +21,8 @@ use crate::startup::Application;
 const QUESTIONS: &[&str] = &["what did we decide", "which database", "deployment plans", "favourite editor", "team size"];
 
 pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Result<Vec<Figure>> {
-    let (size, seconds, recall_queries) = if quick {
-        (CorpusSize { users: 300, per_user: 100, large_user: 10_000 }, 5, 20)
-    } else {
-        (CorpusSize { users: 10_000, per_user: 100, large_user: 100_000 }, 20, 100)
-    };
+    let size = CorpusSize::new(quick);
+    let (seconds, recall_queries) = if quick { (5, 20) } else { (20, 100) };
     let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
     db.migrate().await?;
     let build_seconds = corpus::ensure(&db.pool, size).await?;

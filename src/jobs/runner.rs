@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::definition::{Budget, Definition, JobKind};
 use super::{Counts, Models, Run, Scope, dedup, evict, extract_facts, purge, reflect, runs, summarize_periods, summarize_sessions};
 use crate::configuration::JobSettings;
-use crate::db::begin_tenant_tx;
+use crate::db::begin_tenant_tx_with;
 use crate::domain::{TenantId, UserId};
 use crate::metrics::Metrics;
 
@@ -248,7 +248,8 @@ impl Executor {
     /// One unit in one transaction as its tenant: lock the checkpoint, do the job's
     /// work, mark the checkpoint done for this pass. `None` when another run holds it.
     async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Option<Counts>> {
-        let mut tx = begin_tenant_tx(&self.pool, unit.tenant).await?;
+        // Custom plans: per-user statements see users with 10 memories and with 100,000.
+        let mut tx = begin_tenant_tx_with(&self.pool, unit.tenant, "SET LOCAL plan_cache_mode = force_custom_plan").await?;
         sqlx::query("INSERT INTO job_checkpoints (tenant_id, user_id, job) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
             .bind(unit.tenant.as_str())
             .bind(unit.user.as_str())

@@ -83,10 +83,13 @@ async fn memories(
 ) -> sqlx::Result<Vec<SearchResult>> {
     let dims = vector.dims();
     // Current memories, or those valid at `as_of` (superseded ones included then).
-    let filter = "tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4))
-        AND CASE WHEN $12::timestamptz IS NULL THEN status = 'active'
-                 ELSE status IN ('active', 'superseded') AND valid_from <= $12
-                      AND (valid_to IS NULL OR valid_to > $12) END";
+    // Spelled out per case: the HNSW index covers active memories only, and the planner
+    // uses it only when the statement says `status = 'active'` in so many words.
+    let validity = match query.as_of {
+        None => "status = 'active' AND $12::timestamptz IS NULL",
+        Some(_) => "status IN ('active', 'superseded') AND valid_from <= $12 AND (valid_to IS NULL OR valid_to > $12)",
+    };
+    let filter = format!("tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}");
     // Both candidate sets carry the whole row, so nothing is fetched twice by id.
     let columns = format!(
         "id, kind, category, key, content, updated_at, source_event_ids, importance, created_at,
