@@ -12,6 +12,7 @@ pub mod configuration;
 pub mod context;
 pub mod db;
 pub mod domain;
+pub mod eval;
 pub mod feedback;
 pub mod http;
 pub mod ingest;

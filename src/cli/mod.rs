@@ -70,6 +70,21 @@ pub enum Command {
         #[arg(long, default_value_t = 32)]
         clients: usize,
     },
+    /// Evaluate memory quality on the scenarios in eval/ (or a LoCoMo file).
+    Eval {
+        /// The folder of scenario files.
+        #[arg(long, default_value = "eval")]
+        scenarios: PathBuf,
+        /// A LoCoMo dataset file (JSON) instead of the scenarios.
+        #[arg(long)]
+        locomo: Option<PathBuf>,
+        /// Results considered per question.
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        /// Also write the results as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -116,6 +131,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Job(command) => Some(jobs::Prepared::new(command, &settings)?),
         _ => None,
     };
+    if let Command::Eval { scenarios, locomo, k, json } = &cli.command {
+        return crate::eval::run(&settings, scenarios, locomo.as_ref(), (*k).max(1), json.as_deref()).await;
+    }
     if let Command::Bench { scenarios, quick, json, clients } = &cli.command {
         return crate::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;
     }
@@ -140,7 +158,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         },
         Command::Ingest { file, tenant } => ingest_file(&db, &settings, &file, &tenant).await,
         Command::Job(_) => job_command.expect("prepared above").run(&db, &settings).await,
-        Command::Bench { .. } => unreachable!("handled before the database opens"),
+        Command::Bench { .. } | Command::Eval { .. } => unreachable!("handled before the database opens"),
     };
     db.close().await;
     outcome

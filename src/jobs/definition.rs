@@ -75,7 +75,7 @@ pub struct Budget {
     pub max_users: u64,
     /// LLM tokens (prompt + completion) one run may spend.
     pub max_llm_tokens: u64,
-    /// The share of one user's active memories a single run may remove.
+    /// The share of one user's active memories a single run may remove (at least one).
     pub max_removed_fraction: f64,
 }
 

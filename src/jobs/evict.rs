@@ -67,7 +67,7 @@ pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit
                AND (score < $6 OR rank > $7)
          ), victims AS (
             SELECT * FROM eligible ORDER BY score, id
-             LIMIT (SELECT floor(count(*) * $10)::bigint FROM scored)
+             LIMIT (SELECT greatest(floor(count(*) * $10), 1)::bigint FROM scored)
          ), evicted AS (
             UPDATE memories m SET status = 'evicted', updated_at = $5
               FROM victims v WHERE m.tenant_id = $1 AND m.id = v.id

@@ -194,7 +194,7 @@ async fn with_llm(
         .bind(unit.user.as_str())
         .fetch_one(&mut *conn)
         .await?;
-    let mut allowance = (active as f64 * unit.budget.max_removed_fraction).floor() as i64;
+    let mut allowance = ((active as f64 * unit.budget.max_removed_fraction).floor() as i64).max(1);
     for cleanup in answer.cleanup {
         let Some(id) = known(&cleanup.id).filter(|id| !touched.contains(id)) else {
             counts.add("invalid", 1);

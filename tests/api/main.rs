@@ -10,6 +10,7 @@ mod helpers;
 mod ingest;
 mod isolation;
 mod jobs;
+mod measure;
 mod models_llm_e2e;
 mod models_local;
 mod models_openai;

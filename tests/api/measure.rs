@@ -1,0 +1,77 @@
+//! The measuring commands as smoke tests: `engram eval` on the shipped scenarios and on
+//! a LoCoMo-format file, and `engram bench --quick`. Figures are reported, not asserted;
+//! what is checked is that every part runs and reports.
+
+use serde_json::{Value, json};
+
+fn engram(args: &[&str], json_out: &std::path::Path) -> Value {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
+        .args(args)
+        .arg("--json")
+        .arg(json_out)
+        .env("ENGRAM_DATABASE__URL", std::env::var("ENGRAM_TEST_DATABASE_URL").expect("set by scripts/test"))
+        .env("ENGRAM_LOG__FILTER", "warn")
+        .output()
+        .expect("the engram binary runs");
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_str(&std::fs::read_to_string(json_out).unwrap()).unwrap()
+}
+
+/// Two speakers, two sessions, one question answered by the second session.
+fn locomo_sample() -> Value {
+    json!([{
+        "sample_id": "t1",
+        "conversation": {
+            "speaker_a": "Caroline", "speaker_b": "Melanie",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Caroline", "dia_id": "D1:1", "text": "Hey Mel! I started a pottery class last week."},
+                {"speaker": "Melanie", "dia_id": "D1:2", "text": "That sounds fun! I went camping with my kids."}
+            ],
+            "session_2_date_time": "10:37 am on 27 June, 2023",
+            "session_2": [
+                {"speaker": "Caroline", "dia_id": "D2:1", "text": "I adopted a dog named Biscuit yesterday."},
+                {"speaker": "Melanie", "dia_id": "D2:2", "text": "Congratulations on Biscuit!"}
+            ]
+        },
+        "qa": [
+            {"question": "What is the name of Caroline's dog?", "answer": "Biscuit", "evidence": ["D2:1"], "category": 1},
+            {"question": "What does Melanie do with her kids?", "answer": "camping", "evidence": ["D1:2"], "category": 4},
+            {"question": "An adversarial question", "answer": "n/a", "evidence": [], "category": 5}
+        ]
+    }])
+}
+
+#[tokio::test]
+async fn eval_scores_every_scenario_category_and_reads_locomo() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let scenarios = engram(&["eval"], &dir.path().join("eval.json"));
+
+    for category in ["fact_recall", "knowledge_update", "dedup", "decay", "multi_session", "chinese", "no_hit"] {
+        assert!(scenarios["categories"][category]["questions"].as_u64().unwrap() > 0, "{category}: {scenarios}");
+    }
+    assert!(scenarios["overall"]["questions"].as_u64().unwrap() >= 40);
+    assert!(scenarios["overall"]["recall"].as_f64().unwrap() > 0.0);
+    assert!(scenarios["compression"].as_f64().unwrap() > 0.0);
+
+    let file = dir.path().join("locomo.json");
+    std::fs::write(&file, locomo_sample().to_string()).unwrap();
+    let locomo = engram(&["eval", "--locomo", file.to_str().unwrap()], &dir.path().join("locomo-out.json"));
+
+    assert_eq!(locomo["locomo"]["overall"]["questions"], 2, "category 5 is left out: {locomo}");
+    assert_eq!(locomo["raw_events"], 8, "each speaker holds the whole conversation");
+    assert!(locomo["locomo"]["categories"]["1"]["evidence_recall_at_10"].is_number());
+}
+
+#[tokio::test]
+async fn bench_quick_reports_every_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let report = engram(&["bench", "--quick", "--clients", "4"], &dir.path().join("bench.json"));
+
+    let metrics: Vec<String> = report["figures"].as_array().unwrap().iter().map(|f| format!("{}/{}", f["scenario"], f["metric"])).collect();
+    for expected in ["\"embedder\"/\"single_p50\"", "\"search\"/\"vector_p99\"", "\"search\"/\"large_user_recall_at_10\"", "\"jobs\"/\"evict_seconds\"", "\"jobs\"/\"dedup_recall\""] {
+        assert!(metrics.iter().any(|m| m == expected), "{expected} missing from {metrics:?}");
+    }
+}
