@@ -15,7 +15,6 @@ use crate::domain::{TenantId, UserId};
 use crate::jobs::control::{self, ControlError};
 use crate::jobs::{Definition, Executor, Models, Run, Scope, Trigger, definition};
 use crate::metrics::Metrics;
-use crate::models::{Embedder, Llm};
 
 #[derive(Debug, Subcommand)]
 pub enum JobCommand {
@@ -97,11 +96,7 @@ impl Prepared {
                     }
                 });
                 let metrics = Metrics::new();
-                let models = Models {
-                    embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
-                    llm: Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new),
-                    prompts: settings.jobs.dir.join("prompts"),
-                };
+                let models = Models::from_settings(settings, &metrics)?;
                 let executor = Executor {
                     pool: db.pool.clone(),
                     jobs: self.jobs.clone(),

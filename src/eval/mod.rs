@@ -24,7 +24,6 @@ use crate::db::Database;
 use crate::domain::TenantId;
 use crate::jobs::{Executor, Models, Scope, Trigger, control, definition};
 use crate::metrics::Metrics;
-use crate::models::{Embedder, Llm};
 use crate::startup::Application;
 
 pub use scenario::Scenario;
@@ -63,11 +62,7 @@ impl Harness {
             job.budget.max_users = u64::MAX;
         }
         let metrics = Metrics::new();
-        let models = Models {
-            embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
-            llm: Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new),
-            prompts: settings.jobs.dir.join("prompts"),
-        };
+        let models = Models::from_settings(settings, &metrics)?;
         let executor = Executor {
             pool: db.pool.clone(),
             jobs: Arc::new(jobs),

@@ -53,6 +53,17 @@ pub struct Models {
     pub prompts: PathBuf,
 }
 
+impl Models {
+    /// The configured embedder and LLM, and the prompts of `jobs.dir`.
+    pub fn from_settings(settings: &crate::configuration::Settings, metrics: &crate::metrics::Metrics) -> anyhow::Result<Self> {
+        Ok(Self {
+            embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
+            llm: Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new),
+            prompts: settings.jobs.dir.join("prompts"),
+        })
+    }
+}
+
 /// What a run covers: every tenant, one tenant, or one user of one tenant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scope {
