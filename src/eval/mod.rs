@@ -197,16 +197,18 @@ fn print_report(report: &Value) {
         println!("{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "category", "questions", "precision", "recall", "f1", "freshness", "no-hit");
         let overall = [("overall".to_owned(), report["overall"].clone())];
         for (name, s) in categories.iter().map(|(k, v)| (k.clone(), v.clone())).chain(overall) {
-            let no_hit = if s["no_hit_questions"].as_u64().unwrap_or(0) > 0 { format!("{:.2}", s["no_hit_accuracy"].as_f64().unwrap_or(0.0)) } else { "-".into() };
+            let figure = |field: &str, shown: bool| if shown { format!("{:.2}", s[field].as_f64().unwrap_or(0.0)) } else { "-".into() };
+            let no_hits = s["no_hit_questions"].as_u64().unwrap_or(0);
+            let recalls = s["questions"].as_u64().unwrap_or(0) > no_hits;
             println!(
-                "{:<20} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9}",
+                "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
                 name,
                 s["questions"],
-                s["precision"].as_f64().unwrap_or(0.0),
-                s["recall"].as_f64().unwrap_or(0.0),
-                s["f1"].as_f64().unwrap_or(0.0),
-                s["freshness"].as_f64().unwrap_or(0.0),
-                no_hit
+                figure("precision", recalls),
+                figure("recall", recalls),
+                figure("f1", recalls),
+                figure("freshness", recalls),
+                figure("no_hit_accuracy", no_hits > 0)
             );
         }
     }
