@@ -56,7 +56,7 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
 }
 
 /// The shipped job definitions, with budgets opened up so one run covers the corpus.
-fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Executor> {
+pub(super) fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Executor> {
     let mut jobs: BTreeMap<String, Definition> = definition::load_dir(&settings.jobs.dir)?;
     for job in jobs.values_mut() {
         job.budget.max_users = u64::MAX;
@@ -79,7 +79,7 @@ fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Executor> {
     })
 }
 
-async fn run_job(executor: &Executor, job: &str, scope: &Scope, dry_run: bool) -> anyhow::Result<Run> {
+pub(super) async fn run_job(executor: &Executor, job: &str, scope: &Scope, dry_run: bool) -> anyhow::Result<Run> {
     eprintln!("bench: running {job}{}", if dry_run { " (dry run)" } else { "" });
     let id = control::trigger(&executor.pool, &executor.jobs, job, scope, Trigger::Cli, dry_run, None).await?;
     let run = executor.run_now(job, id, Duration::from_secs(60)).await?;

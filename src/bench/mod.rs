@@ -3,6 +3,7 @@
 
 mod corpus;
 mod embedder;
+mod ingest;
 mod jobs;
 mod search;
 
@@ -35,7 +36,7 @@ pub struct Figure {
     pub unit: &'static str,
 }
 
-pub const SCENARIOS: &[&str] = &["embedder", "search", "jobs"];
+pub const SCENARIOS: &[&str] = &["embedder", "ingest", "search", "jobs"];
 
 pub async fn run(
     settings: &Settings,
@@ -52,6 +53,9 @@ pub async fn run(
     let mut figures = Vec::new();
     if wanted("embedder") {
         figures.extend(embedder::run(settings, size).await?);
+    }
+    if wanted("ingest") {
+        figures.extend(ingest::run(settings, quick).await?);
     }
     if wanted("search") {
         figures.extend(search::run(settings, quick, clients).await?);

@@ -23,10 +23,14 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     let samples: Vec<Value> = serde_json::from_str(&text).with_context(|| format!("{} is not LoCoMo JSON (an array of samples)", file.display()))?;
     let harness = Harness::start(settings, "locomo").await?;
     let mut per_category: BTreeMap<String, Vec<[f64; 4]>> = BTreeMap::new();
+    let mut baseline: BTreeMap<String, Vec<[f64; 4]>> = BTreeMap::new();
     for (n, sample) in samples.iter().enumerate() {
         let id = sample["sample_id"].as_str().map(str::to_owned).unwrap_or_else(|| format!("sample{n}"));
         eprintln!("eval: LoCoMo {id}");
         let (users, last) = ingest(&harness, &id, &sample["conversation"]).await?;
+        let turns = all_turns(&sample["conversation"]);
+        let texts: Vec<String> = turns.iter().map(|(_, text)| text.clone()).collect();
+        let turn_vectors = harness.executor.models.embedder.embed(&texts).await?;
         let end = last + Duration::days(1);
         let jobs: Vec<String> = JOBS.iter().map(|j| (*j).to_owned()).collect();
         harness.run_jobs(&jobs, &crate::jobs::Scope::all(), end).await?;
@@ -42,6 +46,11 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
             let evidence: Vec<String> = qa["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)).collect();
             let scores = ask(&harness, &users, question, &answer, &evidence).await?;
             per_category.entry(category.to_string()).or_default().push(scores);
+            let query = harness.executor.models.embedder.embed_one(question).await?;
+            let mut ranked: Vec<(f32, usize)> = turn_vectors.iter().enumerate().map(|(i, v)| (v.cosine(&query), i)).collect();
+            ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let order: Vec<&(String, String)> = ranked.iter().map(|(_, i)| &turns[*i]).collect();
+            baseline.entry(category.to_string()).or_default().push(raw_turns_baseline(&order, &answer, &evidence));
         }
     }
     let summarize = |rows: &[[f64; 4]]| {
@@ -51,9 +60,13 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     };
     let all: Vec<[f64; 4]> = per_category.values().flatten().copied().collect();
     let categories: serde_json::Map<String, Value> = per_category.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
+    let all_baseline: Vec<[f64; 4]> = baseline.values().flatten().copied().collect();
+    let baseline_categories: serde_json::Map<String, Value> = baseline.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
     let (events, kept) = harness.compression().await?;
-    Ok(json!({"locomo": {"samples": samples.len(), "categories": categories, "overall": summarize(&all)},
-              "raw_events": events, "memory_items": kept}))
+    Ok(json!({"locomo": {"samples": samples.len(), "categories": categories, "overall": summarize(&all),
+                         "raw_turns_baseline": {"categories": baseline_categories, "overall": summarize(&all_baseline)}},
+              "raw_events": events, "memory_items": kept,
+              "storage_ratio": if events > 0 { kept as f64 / events as f64 } else { 0.0 }}))
 }
 
 /// Stores one conversation for both speakers; returns the users and the last session time.
@@ -82,6 +95,43 @@ async fn ingest(harness: &Harness, sample: &str, conversation: &Value) -> anyhow
         last = last.max(at + Duration::seconds(turns.len() as i64 * 30));
     }
     Ok((speakers.iter().map(|s| user(s)).collect(), last))
+}
+
+/// Every turn of the conversation as (dia_id, text).
+fn all_turns(conversation: &Value) -> Vec<(String, String)> {
+    let mut turns = Vec::new();
+    for n in 1.. {
+        let Some(session) = conversation[format!("session_{n}")].as_array() else { break };
+        for t in session {
+            if let (Some(id), Some(text)) = (t["dia_id"].as_str(), t["text"].as_str()) {
+                turns.push((id.to_owned(), format!("{}: {text}", t["speaker"].as_str().unwrap_or_default())));
+            }
+        }
+    }
+    turns
+}
+
+/// The same four numbers when memory is the raw turns only: the turns most similar to
+/// the question, as many as fit in 256 and 1,024 tokens of context.
+fn raw_turns_baseline(ranked: &[&(String, String)], answer: &str, evidence: &[String]) -> [f64; 4] {
+    let recall_at = |k: usize| {
+        if evidence.is_empty() {
+            return 0.0;
+        }
+        evidence.iter().filter(|e| ranked.iter().take(k).any(|(id, _)| id == *e)).count() as f64 / evidence.len() as f64
+    };
+    let in_context = |budget: usize| {
+        let mut text = String::new();
+        for (_, turn) in ranked {
+            if crate::context::estimate_tokens(&text) + crate::context::estimate_tokens(turn) > budget {
+                break;
+            }
+            text.push_str(turn);
+            text.push('\n');
+        }
+        if normalise(&text).contains(&normalise(answer)) { 1.0 } else { 0.0 }
+    };
+    [recall_at(5), recall_at(10), in_context(256), in_context(1024)]
 }
 
 /// "1:56 pm on 8 May, 2023".
