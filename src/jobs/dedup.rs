@@ -154,28 +154,32 @@ fn verdict(older: &Row, newer: &Row, similarity: f64, params: &DedupParams) -> V
 }
 
 /// The nearest active memories of the same user, most similar first, above the threshold.
+/// The memory's embedding goes in as a parameter: compared to a column of an outer row
+/// (a lateral join) the HNSW index cannot order by it, and a user with 100,000 memories
+/// would be scanned whole for each changed memory.
 async fn neighbours(conn: &mut PgConnection, unit: &Unit<'_>, id: Uuid, params: &DedupParams, dims: usize) -> sqlx::Result<Vec<(Row, f64)>> {
+    let sql = format!("SELECT embedding::vector({dims}) FROM memories WHERE tenant_id = $1 AND id = $2 AND embedding_dims = {dims}");
+    let embedding: Option<pgvector::Vector> =
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(unit.tenant.as_str()).bind(id).fetch_optional(&mut *conn).await?;
+    let Some(embedding) = embedding else { return Ok(Vec::new()) };
     let sql = format!(
-        "SELECT n.id, n.category, n.key, n.content, n.created_at, n.similarity
-           FROM memories m
-           JOIN LATERAL (
-                SELECT x.id, x.category, x.key, x.content, x.created_at,
-                       1 - (x.embedding::vector({dims}) <=> m.embedding::vector({dims})) AS similarity
-                  FROM memories x
-                 WHERE x.tenant_id = m.tenant_id AND x.user_id = m.user_id AND x.status = 'active' AND x.id <> m.id
-                   AND x.embedding_dims = {dims}
-                 ORDER BY x.embedding::vector({dims}) <=> m.embedding::vector({dims}) LIMIT $4) n ON true
-          WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3 AND m.embedding_dims = {dims} AND n.similarity >= $5
-          ORDER BY n.similarity DESC"
+        "SELECT id, category, key, content, created_at, similarity FROM (
+            SELECT id, category, key, content, created_at, 1 - (embedding::vector({dims}) <=> $4) AS similarity
+              FROM memories
+             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND id <> $3 AND embedding_dims = {dims}
+             ORDER BY embedding::vector({dims}) <=> $4 LIMIT $5) nearest
+          WHERE similarity >= $6
+          ORDER BY similarity DESC"
     );
     let rows: Vec<(Uuid, String, Option<String>, String, DateTime<Utc>, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(id)
-    .bind(params.neighbours)
-    .bind(params.min_similarity)
-    .fetch_all(conn)
-    .await?;
+        .bind(unit.tenant.as_str())
+        .bind(unit.user.as_str())
+        .bind(id)
+        .bind(embedding)
+        .bind(params.neighbours)
+        .bind(params.min_similarity)
+        .fetch_all(conn)
+        .await?;
     Ok(rows
         .into_iter()
         .map(|(id, category, key, content, created_at, similarity)| (Row { id, category, key, content, created_at }, similarity))
