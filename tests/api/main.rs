@@ -16,5 +16,6 @@ mod models_local;
 mod models_openai;
 mod observability;
 mod openapi;
+mod processes;
 mod read_api;
 mod search;
