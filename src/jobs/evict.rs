@@ -51,13 +51,15 @@ pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(Strin
 
 pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit<'_>) -> anyhow::Result<Counts> {
     // Victims: lowest scores first, at most the run's removal cap of the user's active memories.
+    // The user's access rows are read as one index range and hashed, not probed per memory.
     let (evicted, below_min, over_cap, capped): (i64, i64, i64, i64) = sqlx::query_as(
         "WITH scored AS (
             SELECT m.id, m.category, m.pinned, m.created_at,
                    engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
                                 coalesce(($3::jsonb ->> m.category)::float8, $4), $5) AS score
               FROM memories m
-              LEFT JOIN memory_access a ON a.tenant_id = m.tenant_id AND a.memory_id = m.id
+              LEFT JOIN (SELECT memory_id, last_accessed_at, access_count FROM memory_access
+                          WHERE tenant_id = $1 AND user_id = $2) a ON a.memory_id = m.id
              WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.status = 'active'
          ), ranked AS (
             SELECT *, row_number() OVER (ORDER BY score DESC, id) AS rank FROM scored
