@@ -108,6 +108,8 @@ pub struct Definition {
     /// Whether the schedule runs it; admin and CLI runs work either way.
     pub enabled: bool,
     pub timeout: Duration,
+    /// Users worked on at once, each in its own transaction on its own connection.
+    pub concurrency: usize,
     pub budget: Budget,
     pub kind: JobKind,
 }
@@ -120,6 +122,8 @@ struct JobFile {
     enabled: bool,
     #[serde(default = "default_timeout")]
     timeout: String,
+    #[serde(default = "one")]
+    concurrency: usize,
     #[serde(default)]
     budget: Budget,
     #[serde(default)]
@@ -130,9 +134,16 @@ fn enabled_by_default() -> bool {
     true
 }
 
+fn one() -> usize {
+    1
+}
+
 fn default_timeout() -> String {
     "1h".into()
 }
+
+/// Each unit in flight holds a connection of the pool.
+const MAX_CONCURRENCY: usize = 8;
 
 /// Every job declared in `dir`, by name.
 pub fn load_dir(dir: &Path) -> anyhow::Result<BTreeMap<String, Definition>> {
@@ -158,6 +169,9 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
     let file: JobFile = toml::from_str(&text).map_err(|err| err.to_string().trim_end().to_owned())?;
     let schedule = Cron::parse(&file.schedule).map_err(|err| format!("schedule: {err}"))?;
     let timeout = parse_duration(&file.timeout).map_err(|err| format!("timeout: {err}"))?;
+    if !(1..=MAX_CONCURRENCY).contains(&file.concurrency) {
+        return Err(format!("concurrency: must be between 1 and {MAX_CONCURRENCY}"));
+    }
     let budget = file.budget;
     if !(0.0..=1.0).contains(&budget.max_removed_fraction) {
         return Err("budget.max_removed_fraction: must be between 0 and 1".into());
@@ -176,7 +190,7 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
         "purge" => JobKind::Purge(params(file.params)?),
         _ => unreachable!("checked against KNOWN"),
     };
-    Ok(Definition { name, file: path.to_owned(), schedule, enabled: file.enabled, timeout, budget, kind })
+    Ok(Definition { name, file: path.to_owned(), schedule, enabled: file.enabled, timeout, concurrency: file.concurrency, budget, kind })
 }
 
 /// A job's `[params]` as its typed parameters; errors carry the `params.` path.

@@ -14,7 +14,8 @@
 //!   run's pass in the checkpoint, all in one transaction as the tenant. A crash loses
 //!   the unit in flight only; a run that repeats the scope of an abandoned or cancelled
 //!   one continues its pass and skips the units already done. A failing unit is
-//!   recorded and retried with backoff by later runs; the run goes on.
+//!   recorded and retried with backoff by later runs; the run goes on. A job's
+//!   `concurrency` runs that many units at once, each on its own connection.
 //! - **Dry runs** do every unit's work and roll its transaction back.
 
 pub mod control;

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use sqlx::{Connection, PgConnection, PgPool};
 use tokio::sync::watch;
 use tracing::Instrument;
@@ -40,6 +42,11 @@ impl JobKind {
             Self::Reflect(params) => reflect::candidates(pool, params, scope).await,
             Self::Purge(params) => purge::candidates(pool, params, scope, now).await,
         }
+    }
+
+    /// Whether this job's per-user statements need a plan for each user's size.
+    fn needs_custom_plans(&self) -> bool {
+        !matches!(self, Self::Evict(_) | Self::Purge(_))
     }
 
     /// Work that belongs to no user, done once before the units.
@@ -188,29 +195,27 @@ impl Executor {
         counts.add("deferred", deferred);
         let mut stop_reason = None;
         let mut last_beat = Instant::now();
-        for (tenant, user) in &units {
-            if *self.shutdown.borrow() {
-                stop_reason = Some("shutdown");
-                break;
+        let mut pending = units.iter();
+        let mut in_flight = FuturesUnordered::new();
+        loop {
+            // Budgets are checked before each unit starts: units in flight finish.
+            while stop_reason.is_none() && in_flight.len() < definition.concurrency {
+                stop_reason = self.stop_reason(definition, &counts, in_flight.len(), started);
+                if stop_reason.is_some() {
+                    break;
+                }
+                let Some((tenant, user)) = pending.next() else { break };
+                let (Ok(tenant), Ok(user)) = (TenantId::parse(tenant.as_str()), UserId::parse(user.as_str())) else {
+                    continue;
+                };
+                let n = counts.get("users") + counts.get("failed") + in_flight.len() as i64 + 1;
+                in_flight.push(async move {
+                    let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget };
+                    let done = self.run_unit(definition, run, pass, &unit).instrument(tracing::info_span!("unit", n)).await;
+                    (tenant, user, done)
+                });
             }
-            if started.elapsed() >= definition.timeout {
-                stop_reason = Some("timeout");
-                break;
-            }
-            if counts.get("users") as u64 >= budget.max_users {
-                stop_reason = Some("max_users");
-                break;
-            }
-            if counts.get("llm_tokens") as u64 >= budget.max_llm_tokens {
-                stop_reason = Some("max_llm_tokens");
-                break;
-            }
-            let (Ok(tenant), Ok(user)) = (TenantId::parse(tenant.as_str()), UserId::parse(user.as_str())) else {
-                continue;
-            };
-            let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget };
-            let span = tracing::info_span!("unit", n = counts.get("users") + counts.get("failed") + 1);
-            let done = self.run_unit(definition, run, pass, &unit).instrument(span).await;
+            let Some((tenant, user, done)) = in_flight.next().await else { break };
             match done {
                 Ok(Some(unit_counts)) => {
                     counts.add("users", 1);
@@ -245,26 +250,44 @@ impl Executor {
         Ok(RunOutcome { run_id: run.id, status, counts, stop_reason, error })
     }
 
+    /// Why no further unit may start, if a budget or a shutdown says so.
+    fn stop_reason(&self, definition: &Definition, counts: &Counts, in_flight: usize, started: Instant) -> Option<&'static str> {
+        if *self.shutdown.borrow() {
+            Some("shutdown")
+        } else if started.elapsed() >= definition.timeout {
+            Some("timeout")
+        } else if (counts.get("users") as u64).saturating_add(in_flight as u64) >= definition.budget.max_users {
+            Some("max_users")
+        } else if counts.get("llm_tokens") as u64 >= definition.budget.max_llm_tokens {
+            Some("max_llm_tokens")
+        } else {
+            None
+        }
+    }
+
     /// One unit in one transaction as its tenant: lock the checkpoint, do the job's
     /// work, mark the checkpoint done for this pass. `None` when another run holds it.
     async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Option<Counts>> {
-        // Custom plans: per-user statements see users with 10 memories and with 100,000.
-        let mut tx = begin_tenant_tx_with(&self.pool, unit.tenant, "SET LOCAL plan_cache_mode = force_custom_plan").await?;
-        sqlx::query("INSERT INTO job_checkpoints (tenant_id, user_id, job) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
-            .bind(unit.tenant.as_str())
-            .bind(unit.user.as_str())
-            .bind(&run.job)
-            .execute(&mut *tx)
-            .await?;
-        let locked: Option<i32> = sqlx::query_scalar(
-            "SELECT 1 FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3 FOR UPDATE SKIP LOCKED",
+        // Custom plans where a job's statements should differ for users with 10
+        // memories and with 100,000 (the HNSW index or the user's own rows).
+        // Asynchronous commit: a crash loses at most the last few units, checkpoint and
+        // work together, and the next run does them again.
+        let plans = if definition.kind.needs_custom_plans() { "force_custom_plan" } else { "auto" };
+        let settings = format!("SET LOCAL plan_cache_mode = {plans}; SET LOCAL synchronous_commit = off");
+        let mut tx = begin_tenant_tx_with(&self.pool, unit.tenant, &settings).await?;
+        let held: bool = sqlx::query_scalar(
+            "WITH fresh AS (
+                INSERT INTO job_checkpoints (tenant_id, user_id, job) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1
+             )
+             SELECT EXISTS (SELECT FROM fresh)
+                 OR EXISTS (SELECT FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3 FOR UPDATE SKIP LOCKED)",
         )
         .bind(unit.tenant.as_str())
         .bind(unit.user.as_str())
         .bind(&run.job)
-        .fetch_optional(&mut *tx)
+        .fetch_one(&mut *tx)
         .await?;
-        if locked.is_none() {
+        if !held {
             return Ok(None);
         }
         let counts = definition.kind.run_unit(&mut tx, unit, &self.models).await?;

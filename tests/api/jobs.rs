@@ -240,6 +240,36 @@ async fn a_user_budget_stops_the_run_cleanly_and_the_next_run_starts_with_the_ot
 }
 
 #[tokio::test]
+async fn concurrent_units_work_on_each_user_once_and_keep_the_user_budget() {
+    let (db, _) = fresh_database().await;
+    let parallel = EVICT.replace("[budget]", "concurrency = 3\n[budget]\nmax_users = 4");
+    let dir = job_dir(&[("evict", &parallel)]);
+    for n in 0..10 {
+        for _ in 0..2 {
+            old_memory(&db, "acme", &format!("u{n}"), "project", 400, false).await;
+        }
+    }
+    let executor = executor(&db, &dir);
+
+    let runs = [
+        run(&executor, "evict", Scope::all(), false).await,
+        run(&executor, "evict", Scope::all(), false).await,
+        run(&executor, "evict", Scope::all(), false).await,
+    ];
+
+    let users: Vec<i64> = runs.iter().map(|r| r.counts["users"].as_i64().unwrap()).collect();
+    assert_eq!(users, [4, 4, 2], "a budget of 4 users holds with 3 units in flight");
+    let (evicted, histories): (i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE status = 'evicted'),
+                (SELECT count(*) FROM memory_history WHERE action = 'evicted') FROM memories",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
+    assert_eq!((evicted, histories), (20, 20), "every memory evicted once, with one history row");
+}
+
+#[tokio::test]
 async fn purge_deletes_what_is_past_retention_and_keeps_the_rest() {
     let (db, _) = fresh_database().await;
     let dir = job_dir(&[("evict", EVICT), ("purge", "schedule = \"0 0 4 * * *\"\n[params]\nremoved_retention_days = 30\njob_runs_retention_days = 10")]);
@@ -276,6 +306,7 @@ async fn bad_job_files_name_the_file_and_the_key() {
         ("evict", "schedule = \"0 0 3 * * *\"\ntimeout = \"soon\"", "timeout: `soon`"),
         ("evict", "schedule = \"0 0 3 * * *\"\nenabeld = false", "unknown field `enabeld`"),
         ("purge", "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = 2.0", "budget.max_removed_fraction"),
+        ("dedup", "schedule = \"0 0 3 * * *\"\nconcurrency = 0", "concurrency: must be between 1 and 8"),
     ];
     for (name, text, expected) in cases {
         let dir = job_dir(&[(name, text)]);
