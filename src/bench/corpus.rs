@@ -1,6 +1,8 @@
 //! The benchmark's memory corpus, generated inside PostgreSQL in the benchmark's own
 //! database and reused while its size matches. Vectors are clustered like real
-//! embeddings: one of 1,024 random centroids plus one of 4,096 noise vectors.
+//! embeddings: one of 1,024 random centroids plus one of 4,096 noise vectors. One
+//! memory in 20 has a planted near-duplicate (its text said again, its embedding
+//! slightly perturbed, newer), listed in `bench_planted` for scoring `dedup`.
 
 use std::time::Instant;
 
@@ -16,36 +18,52 @@ pub struct CorpusSize {
     pub users: i64,
     pub per_user: i64,
     pub large_user: i64,
+    /// One memory in this many has a planted near-duplicate.
+    pub planted_every: i64,
 }
 
 impl CorpusSize {
-    /// The corpus of the full benchmark (1.1 M memories) or of `--quick` (40,000).
+    /// The corpus of the full benchmark (1.1 M memories) or of `--quick` (40,000),
+    /// before the planted near-duplicates.
     pub fn new(quick: bool) -> Self {
-        if quick { Self { users: 300, per_user: 100, large_user: 10_000 } } else { Self { users: 10_000, per_user: 100, large_user: 100_000 } }
+        let (users, large_user) = if quick { (300, 10_000) } else { (10_000, 100_000) };
+        Self { users, per_user: 100, large_user, planted_every: 20 }
     }
 
-    pub fn total(&self) -> i64 {
+    pub fn generated(&self) -> i64 {
         self.users * self.per_user + self.large_user
     }
 }
 
 /// Makes sure the corpus of `size` exists; returns the seconds spent building it (0 when reused).
 pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
-    sqlx::raw_sql("CREATE TABLE IF NOT EXISTS bench_corpus (users bigint, per_user bigint, large_user bigint)")
-        .execute(pool)
-        .await?;
-    let existing: Option<(i64, i64, i64)> = sqlx::query_as("SELECT users, per_user, large_user FROM bench_corpus")
-        .fetch_optional(pool)
-        .await?;
-    if existing == Some((size.users, size.per_user, size.large_user)) {
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS bench_corpus_size (users bigint, per_user bigint, large_user bigint, planted_every bigint)",
+    )
+    .execute(pool)
+    .await?;
+    let existing: Option<(i64, i64, i64, i64)> = sqlx::query_as("SELECT * FROM bench_corpus_size").fetch_optional(pool).await?;
+    if existing == Some((size.users, size.per_user, size.large_user, size.planted_every)) {
         return Ok(0.0);
     }
     let started = Instant::now();
-    eprintln!("bench: building a corpus of {} memories (reused by later runs)", size.total());
+    eprintln!("bench: building a corpus of {} memories and their near-duplicates (reused by later runs)", size.generated());
+    // The table's indexes are dropped for the load and built afterwards from their own
+    // definitions, which `bench_indexes` keeps until then (a build cut short resumes them).
     sqlx::raw_sql(
-        "DELETE FROM bench_corpus;
+        "DELETE FROM bench_corpus_size;
+         CREATE TABLE IF NOT EXISTS bench_indexes (name text PRIMARY KEY, definition text NOT NULL);
+         INSERT INTO bench_indexes SELECT indexname, indexdef FROM pg_indexes
+          WHERE schemaname = current_schema() AND tablename = 'memories' AND indexname <> 'memories_pkey'
+         ON CONFLICT DO NOTHING;
+         DO $$ DECLARE i record; BEGIN
+             FOR i IN SELECT name FROM bench_indexes LOOP EXECUTE format('DROP INDEX IF EXISTS %I', i.name); END LOOP;
+         END $$;
+         DELETE FROM memory_history WHERE tenant_id = 'bench';
+         DELETE FROM memory_access WHERE tenant_id = 'bench';
+         DELETE FROM job_checkpoints WHERE tenant_id = 'bench';
          DELETE FROM memories WHERE tenant_id = 'bench';
-         DROP TABLE IF EXISTS bench_vectors;
+         DROP TABLE IF EXISTS bench_vectors, bench_planted;
          CREATE TABLE bench_vectors (kind text, i int, v vector(384), PRIMARY KEY (kind, i));
          INSERT INTO bench_vectors
               SELECT 'centroid', i, (SELECT array_agg(random() * 2 - 1) FROM generate_series(1, 384) WHERE i >= 0)::vector
@@ -53,14 +71,17 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
          INSERT INTO bench_vectors
               SELECT 'noise', i, (SELECT array_agg((random() * 2 - 1) * 0.35) FROM generate_series(1, 384) WHERE i >= 0)::vector
                 FROM generate_series(0, 4095) i;
-         DROP INDEX IF EXISTS memories_embedding_384;",
+         INSERT INTO bench_vectors
+              SELECT 'tiny', i, (SELECT array_agg((random() * 2 - 1) * 0.01) FROM generate_series(1, 384) WHERE i >= 0)::vector
+                FROM generate_series(0, 255) i;
+         CREATE TABLE bench_planted (planted uuid PRIMARY KEY, original uuid NOT NULL);",
     )
     .execute(pool)
     .await
     .context("cannot prepare the corpus")?;
     let mut from = 0;
-    while from < size.total() {
-        let to = (from + CHUNK).min(size.total());
+    while from < size.generated() {
+        let to = (from + CHUNK).min(size.generated());
         sqlx::query(
             "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model,
                                    embedding_dims, importance, valid_from, created_at, updated_at)
@@ -84,24 +105,52 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
         from = to;
         eprintln!("bench: {from} memories");
     }
-    eprintln!("bench: building the HNSW index");
+    // Created (with a history row, as the API would write) after the originals, so
+    // `dedup` sees them as changed since its last run.
+    let planted = format!(
+        "INSERT INTO bench_planted SELECT gen_random_uuid(), id FROM memories WHERE tenant_id = 'bench' AND abs(hashtext(id::text)) % {} = 0;
+         INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model, embedding_dims,
+                               importance, valid_from, created_at, updated_at)
+              SELECT m.tenant_id, p.planted, m.user_id, m.kind, m.category, m.content || ' (said again)',
+                     m.embedding::vector(384) + t.v, m.embedding_model, 384, m.importance, now(), now(), now()
+                FROM bench_planted p
+                JOIN memories m ON m.tenant_id = 'bench' AND m.id = p.original
+                JOIN bench_vectors t ON t.kind = 'tiny' AND t.i = abs(hashtext(p.planted::text)) % 256;
+         INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, reason)
+              SELECT 'bench', gen_random_uuid(), p.planted, m.user_id, 'created', 'bench: planted near-duplicate'
+                FROM bench_planted p JOIN memories m ON m.tenant_id = 'bench' AND m.id = p.original;",
+        size.planted_every
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(planted))
+        .execute(pool)
+    .await
+    .context("cannot plant near-duplicates")?;
+    eprintln!("bench: building the indexes");
     sqlx::raw_sql(
         "SET maintenance_work_mem = '4GB';
          SET max_parallel_maintenance_workers = 1;
-         CREATE INDEX memories_embedding_384 ON memories
-             USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE embedding_dims = 384 AND status = 'active';
-         ANALYZE memories;",
+         DO $$ DECLARE i record; BEGIN
+             FOR i IN SELECT definition FROM bench_indexes LOOP EXECUTE i.definition; END LOOP;
+         END $$;
+         DROP TABLE bench_indexes;
+         ANALYZE memories, memory_history;",
     )
     .execute(pool)
     .await
     .context("cannot index the corpus")?;
-    sqlx::query("INSERT INTO bench_corpus VALUES ($1, $2, $3)")
+    sqlx::query("INSERT INTO bench_corpus_size VALUES ($1, $2, $3, $4)")
         .bind(size.users)
         .bind(size.per_user)
         .bind(size.large_user)
+        .bind(size.planted_every)
         .execute(pool)
         .await?;
     Ok(started.elapsed().as_secs_f64())
+}
+
+/// How many memories the corpus holds, planted near-duplicates included.
+pub async fn count(pool: &PgPool) -> sqlx::Result<i64> {
+    sqlx::query_scalar("SELECT count(*) FROM memories WHERE tenant_id = 'bench'").fetch_one(pool).await
 }
 
 /// The centroids and noise vectors, to compose query vectors like the corpus's.
@@ -123,7 +172,7 @@ pub async fn warm(pool: &PgPool) -> anyhow::Result<f64> {
     sqlx::raw_sql(
         "CREATE EXTENSION IF NOT EXISTS pg_prewarm;
          SELECT pg_prewarm(c.oid) FROM pg_class c
-          WHERE c.relname IN ('memories', 'memories_embedding_384', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm');",
+          WHERE c.relname IN ('memories', 'memories_embedding_384', 'memories_user', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm');",
     )
     .execute(pool)
     .await

@@ -82,7 +82,7 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
 
     let executor = executor(&db.pool, settings)?;
     let started = Instant::now();
-    let run = run_job(&executor, "summarize_sessions", &Scope::tenant(TenantId::parse(TENANT)?), false).await?;
+    let run = run_job(&executor, "summarize_sessions", &Scope::tenant(TenantId::parse(TENANT)?)).await?;
     let summarize_seconds = started.elapsed().as_secs_f64();
     let sessions = run.counts.get("summarized").and_then(Value::as_f64).unwrap_or(0.0);
     clear(&db).await?;

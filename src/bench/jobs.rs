@@ -1,6 +1,6 @@
-//! Job figures on the benchmark corpus: `evict` scoring every memory (as a dry run, so
-//! the corpus stays as it is), and `dedup` finding near-duplicates planted in 5% of it,
-//! with the precision and recall of what it merged. The planted rows are removed after.
+//! Job figures on a copy of the benchmark corpus, so the corpus itself stays as it is:
+//! `dedup` finding the planted near-duplicates, with the precision and recall of what
+//! it merged, then `evict` scoring every memory. Both are real runs.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,40 +18,70 @@ use crate::jobs::{Definition, Executor, Models, Run, Scope, Trigger, control, de
 use crate::metrics::Metrics;
 use crate::models::Embedder;
 
+/// The copy the jobs change; dropped afterwards.
+const COPY: &str = "engram_bench_jobs";
+
 pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>> {
-    let size = CorpusSize::new(quick);
-    let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
-    db.migrate().await?;
-    corpus::ensure(&db.pool, size).await?;
-    let executor = executor(&db.pool, settings)?;
+    let server = Database::open_named(&settings.database, &settings.home, Some("postgres")).await?;
+    let bench = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
+    bench.migrate().await?;
+    corpus::ensure(&bench.pool, CorpusSize::new(quick)).await?;
+    bench.close().await;
+    let started = Instant::now();
+    copy_corpus(&server.pool).await?;
+    let copy_seconds = started.elapsed().as_secs_f64();
+
+    let db = Database::open_named(&settings.database, &settings.home, Some(COPY)).await?;
+    let figures = measure(&db.pool, settings).await;
+    db.close().await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {COPY} WITH (FORCE)"))).execute(&server.pool).await?;
+    server.close().await;
+    let mut figures = figures?;
+    figures.insert(0, Figure { scenario: "jobs", metric: "corpus_copy".into(), value: copy_seconds, unit: "s" });
+    Ok(figures)
+}
+
+/// A file-level copy of the corpus database. Sessions still on it (the search
+/// scenario's server) are ended first: PostgreSQL copies only an idle database.
+async fn copy_corpus(server: &PgPool) -> anyhow::Result<()> {
+    eprintln!("bench: copying the corpus for the jobs to change");
+    let statements = [
+        format!("DROP DATABASE IF EXISTS {COPY} WITH (FORCE)"),
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'engram_bench' AND pid <> pg_backend_pid()".into(),
+        format!("CREATE DATABASE {COPY} TEMPLATE engram_bench STRATEGY FILE_COPY"),
+    ];
+    for statement in statements {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(server).await.context("cannot copy the benchmark corpus")?;
+    }
+    Ok(())
+}
+
+async fn measure(pool: &PgPool, settings: &Settings) -> anyhow::Result<Vec<Figure>> {
+    let executor = executor(pool, settings)?;
     let scope = Scope::tenant(TenantId::parse(TENANT)?);
+    let memories = corpus::count(pool).await?;
+    let planted: i64 = sqlx::query_scalar("SELECT count(*) FROM bench_planted").fetch_one(pool).await?;
 
     let started = Instant::now();
-    let evict = run_job(&executor, "evict", &scope, true).await?;
-    let evict_seconds = started.elapsed().as_secs_f64();
-
-    let planted = plant(&db.pool).await?;
-    let started = Instant::now();
-    let dedup = run_job(&executor, "dedup", &scope, false).await;
+    let dedup = run_job(&executor, "dedup", &scope).await?;
     let dedup_seconds = started.elapsed().as_secs_f64();
-    let scores = match &dedup {
-        Ok(run) => score(&db.pool, run).await,
-        Err(_) => Ok((0.0, 0.0)),
-    };
-    unplant(&db.pool, dedup.as_ref().ok()).await?;
-    let (precision, recall) = scores?;
-    let dedup = dedup?;
+    let (precision, recall) = score(pool, &dedup).await?;
+
+    let started = Instant::now();
+    let evict = run_job(&executor, "evict", &scope).await?;
+    let evict_seconds = started.elapsed().as_secs_f64();
 
     let count = |run: &Run, action: &str| run.counts.get(action).and_then(|v| v.as_f64()).unwrap_or(0.0);
     Ok(vec![
-        Figure { scenario: "jobs", metric: "evict_memories".into(), value: size.total() as f64, unit: "memories" },
-        Figure { scenario: "jobs", metric: "evict_seconds".into(), value: evict_seconds, unit: "s (dry run: every unit scored, rolled back)" },
-        Figure { scenario: "jobs", metric: "evict_would_evict".into(), value: count(&evict, "evicted"), unit: "memories" },
+        Figure { scenario: "jobs", metric: "memories".into(), value: memories as f64, unit: "memories" },
         Figure { scenario: "jobs", metric: "dedup_planted".into(), value: planted as f64, unit: "near-duplicates" },
         Figure { scenario: "jobs", metric: "dedup_seconds".into(), value: dedup_seconds, unit: "s" },
         Figure { scenario: "jobs", metric: "dedup_merged".into(), value: count(&dedup, "merged"), unit: "memories" },
         Figure { scenario: "jobs", metric: "dedup_precision".into(), value: precision, unit: "share" },
         Figure { scenario: "jobs", metric: "dedup_recall".into(), value: recall, unit: "share" },
+        Figure { scenario: "jobs", metric: "evict_users".into(), value: count(&evict, "users"), unit: "users" },
+        Figure { scenario: "jobs", metric: "evict_seconds".into(), value: evict_seconds, unit: "s" },
+        Figure { scenario: "jobs", metric: "evict_evicted".into(), value: count(&evict, "evicted"), unit: "memories" },
     ])
 }
 
@@ -79,46 +109,12 @@ pub(super) fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Exe
     })
 }
 
-pub(super) async fn run_job(executor: &Executor, job: &str, scope: &Scope, dry_run: bool) -> anyhow::Result<Run> {
-    eprintln!("bench: running {job}{}", if dry_run { " (dry run)" } else { "" });
-    let id = control::trigger(&executor.pool, &executor.jobs, job, scope, Trigger::Cli, dry_run, None).await?;
+pub(super) async fn run_job(executor: &Executor, job: &str, scope: &Scope) -> anyhow::Result<Run> {
+    eprintln!("bench: running {job}");
+    let id = control::trigger(&executor.pool, &executor.jobs, job, scope, Trigger::Cli, false, None).await?;
     let run = executor.run_now(job, id, Duration::from_secs(60)).await?;
     anyhow::ensure!(run.status == "succeeded", "{job} ended {}: {:?}", run.status, run.error);
     Ok(run)
-}
-
-/// Copies of every 20th memory with a slightly perturbed embedding, newer than their
-/// originals and recorded as created, so dedup sees them as changed.
-async fn plant(pool: &PgPool) -> anyhow::Result<u64> {
-    eprintln!("bench: planting near-duplicates");
-    let planted = sqlx::raw_sql(
-        "DROP TABLE IF EXISTS bench_planted;
-         CREATE TABLE bench_planted (planted uuid PRIMARY KEY, original uuid NOT NULL);
-         INSERT INTO bench_vectors
-              SELECT 'tiny', i, (SELECT array_agg((random() * 2 - 1) * 0.01) FROM generate_series(1, 384) WHERE i >= 0)::vector
-                FROM generate_series(0, 255) i
-          ON CONFLICT DO NOTHING;
-         INSERT INTO bench_planted
-              SELECT gen_random_uuid(), id FROM memories
-               WHERE tenant_id = 'bench' AND status = 'active' AND hashtext(id::text) % 20 = 0;
-         INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model, embedding_dims,
-                               importance, valid_from, created_at, updated_at)
-              SELECT m.tenant_id, p.planted, m.user_id, m.kind, m.category, m.content || ' (said again)',
-                     m.embedding::vector(384) + t.v, m.embedding_model, 384, m.importance, now(), now(), now()
-                FROM bench_planted p
-                JOIN memories m ON m.tenant_id = 'bench' AND m.id = p.original
-                JOIN bench_vectors t ON t.kind = 'tiny' AND t.i = (abs(hashtext(p.planted::text)) % 256);
-         INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, reason)
-              SELECT 'bench', gen_random_uuid(), p.planted, m.user_id, 'created', 'bench: planted'
-                FROM bench_planted p JOIN memories m ON m.tenant_id = 'bench' AND m.id = p.planted;
-         DELETE FROM job_checkpoints WHERE tenant_id = 'bench' AND job = 'dedup';",
-    )
-    .execute(pool)
-    .await
-    .context("cannot plant near-duplicates")?;
-    let _ = planted;
-    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM bench_planted").fetch_one(pool).await?;
-    Ok(count as u64)
 }
 
 /// Precision and recall of the run's merges against the planted pairs.
@@ -139,27 +135,4 @@ async fn score(pool: &PgPool, run: &Run) -> anyhow::Result<(f64, f64)> {
     let precision = if merges == 0 { 0.0 } else { hits as f64 / merges as f64 };
     let recall = if planted == 0 { 0.0 } else { hits as f64 / planted as f64 };
     Ok((precision, recall))
-}
-
-/// Puts the corpus back: planted rows gone, what the run changed on originals undone.
-async fn unplant(pool: &PgPool, run: Option<&Run>) -> anyhow::Result<()> {
-    eprintln!("bench: removing the planted near-duplicates");
-    if let Some(run) = run {
-        sqlx::query("UPDATE memories m SET status = 'active', superseded_by = NULL FROM memory_history h
-                      WHERE h.tenant_id = 'bench' AND h.job_run_id = $1 AND m.tenant_id = 'bench' AND m.id = h.memory_id")
-            .bind(run.id)
-            .execute(pool)
-            .await?;
-        sqlx::query("DELETE FROM memory_history WHERE tenant_id = 'bench' AND job_run_id = $1").bind(run.id).execute(pool).await?;
-    }
-    sqlx::raw_sql(
-        "DELETE FROM memory_history WHERE tenant_id = 'bench' AND memory_id IN (SELECT planted FROM bench_planted);
-         DELETE FROM memory_access WHERE tenant_id = 'bench' AND memory_id IN (SELECT planted FROM bench_planted);
-         DELETE FROM memories WHERE tenant_id = 'bench' AND id IN (SELECT planted FROM bench_planted);
-         DELETE FROM job_checkpoints WHERE tenant_id = 'bench';
-         DROP TABLE bench_planted;",
-    )
-    .execute(pool)
-    .await?;
-    Ok(())
 }

@@ -111,6 +111,10 @@ pub enum KeysCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut settings = Settings::load(cli.config.as_deref(), std::env::vars())?;
     settings.home = cli.home.clone();
+    if matches!(cli.command, Command::Bench { .. }) {
+        // The benchmark's own statements are slow by design; warnings about them would bury its table.
+        settings.log.filter.push_str(",sqlx::query=error");
+    }
     telemetry::init(&settings.log);
     if let Command::Serve { bind, role } = &cli.command {
         if let Some(bind) = bind {
