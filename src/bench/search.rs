@@ -41,7 +41,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let key = auth::create_key(&db.pool, &TenantId::parse(TENANT)?, &[Scope::Read], Some("bench")).await?.secret;
 
     let users = size.users;
-    let with_vectors = load(&base, &key, clients, Duration::from_secs(seconds), {
+    let with_vectors = load(&base, &key, clients, Duration::from_secs(seconds), 256, {
         let vectors = vectors.clone();
         move |rng: &mut StdRng, _| {
             let user = if rng.random_ratio(1, 10) { LARGE_USER.to_owned() } else { format!("u{}", rng.random_range(0..users)) };
@@ -51,7 +51,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     })
     .await?;
     let server_ms = server_side_mean_ms(&base).await?;
-    let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), move |rng: &mut StdRng, n| {
+    let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), 1024, move |rng: &mut StdRng, n| {
         let user = format!("u{}", rng.random_range(0..users));
         // Distinct texts, so the embedding cache does not answer for the model.
         json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
@@ -116,25 +116,34 @@ impl LoadStats {
     }
 }
 
-/// `concurrency` clients send requests built by `body` for `duration`.
-async fn load<F>(url: &str, key: &str, concurrency: usize, duration: Duration, body: F) -> anyhow::Result<LoadStats>
+/// `concurrency` clients send requests for `duration`, each cycling through `per_client`
+/// bodies built by `body` and serialised beforehand, so the clients spend their time on HTTP.
+async fn load<F>(url: &str, key: &str, concurrency: usize, duration: Duration, per_client: usize, body: F) -> anyhow::Result<LoadStats>
 where
-    F: Fn(&mut StdRng, usize) -> serde_json::Value + Clone + Send + 'static,
+    F: Fn(&mut StdRng, usize) -> serde_json::Value,
 {
     let client = reqwest::Client::builder().pool_max_idle_per_host(concurrency).build()?;
+    let bodies: Vec<Vec<String>> = (0..concurrency)
+        .map(|worker| {
+            let mut rng = StdRng::seed_from_u64(worker as u64);
+            (0..per_client).map(|i| body(&mut rng, i * concurrency + worker).to_string()).collect()
+        })
+        .collect();
+    eprintln!("bench: {concurrency} clients for {} s", duration.as_secs());
     let started = Instant::now();
     let deadline = started + duration;
     let mut tasks = Vec::new();
-    for worker in 0..concurrency {
-        let (client, url, key, body) = (client.clone(), url.to_owned(), key.to_owned(), body.clone());
+    for bodies in bodies {
+        let (client, url, key) = (client.clone(), url.to_owned(), key.to_owned());
         tasks.push(tokio::spawn(async move {
-            let mut rng = StdRng::seed_from_u64(worker as u64);
-            let (mut latencies, mut errors, mut n) = (Vec::new(), 0, worker);
-            while Instant::now() < deadline {
-                let request = body(&mut rng, n);
-                n += concurrency;
+            let (mut latencies, mut errors) = (Vec::new(), 0);
+            for body in bodies.iter().cycle() {
+                if Instant::now() >= deadline {
+                    break;
+                }
                 let sent = Instant::now();
-                match client.post(&url).bearer_auth(&key).json(&request).send().await {
+                let request = client.post(&url).bearer_auth(&key).header("content-type", "application/json").body(body.clone());
+                match request.send().await {
                     Ok(response) if response.status().is_success() => {
                         let _ = response.bytes().await;
                         latencies.push(sent.elapsed());

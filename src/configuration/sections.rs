@@ -123,6 +123,9 @@ pub struct SearchSettings {
     pub candidates: usize,
     /// pgvector's `hnsw.ef_search` for lookups.
     pub ef_search: u32,
+    /// Users with at most this many active memories are searched by reading their rows;
+    /// users with more through the HNSW and text indexes.
+    pub scan_limit: u32,
     /// How often buffered access statistics are written.
     pub access_flush_ms: u64,
     pub context_default_tokens: usize,
@@ -138,6 +141,7 @@ impl Default for SearchSettings {
             max_query_chars: 2000,
             candidates: 40,
             ef_search: 400,
+            scan_limit: 2000,
             access_flush_ms: 1000,
             context_default_tokens: 512,
             context_max_tokens: 8192,

@@ -12,14 +12,15 @@ use crate::memories::decay::DecayParams;
 use crate::db::Database;
 use crate::metrics::Metrics;
 use crate::models::{Embedder, Llm};
+use crate::search::Lookups;
 
 /// Remote model endpoints are probed at most this often by `/readyz`.
 const MODEL_CHECK_TTL: Duration = Duration::from_secs(15);
 
 pub struct AppState {
     pub db: Database,
-    /// Connections for searches, preset for vector search (see `startup.rs`).
-    pub lookups: sqlx::PgPool,
+    /// Connections for searches, preset for vector search.
+    pub lookups: Lookups,
     pub settings: Settings,
     pub metrics: Metrics,
     pub embedder: Arc<Embedder>,
@@ -48,7 +49,7 @@ impl AppState {
         let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
         Ok(Self {
-            lookups: lookup_pool(&db, &settings),
+            lookups: Lookups::new(&db.read_pool.connect_options(), &settings.search, settings.database.max_connections),
             keys,
             db,
             settings,
@@ -107,18 +108,4 @@ impl AppState {
         *cached = Some((Instant::now(), problems.clone()));
         problems
     }
-}
-
-/// Search connections: to the read database, with pgvector's iterative index scan and
-/// `ef_search` set once per connection, and custom plans (see `search/query.rs`), so a
-/// lookup is one statement and one round trip.
-fn lookup_pool(db: &Database, settings: &Settings) -> sqlx::PgPool {
-    let options = (*db.read_pool.connect_options()).clone().options([
-        ("hnsw.iterative_scan", "relaxed_order".to_owned()),
-        ("hnsw.ef_search", settings.search.ef_search.to_string()),
-        ("plan_cache_mode", "force_custom_plan".to_owned()),
-    ]);
-    sqlx::postgres::PgPoolOptions::new()
-        .max_connections(settings.database.max_connections)
-        .connect_lazy_with(options)
 }

@@ -30,7 +30,7 @@ use crate::domain::{UserId, ValidationError};
 use crate::memories::{self, CATEGORIES};
 use crate::models::Embedding;
 
-pub use query::{SearchError, run};
+pub use query::{Lookups, SearchError, run};
 
 pub const KINDS: &[&str] = &["fact", "insight", "session_summary", "period_summary"];
 

@@ -1,8 +1,17 @@
-//! The SQL of a search, on the lookup pool: connections preset (see `startup.rs`)
-//! with pgvector's iterative index scan, so a per-user filter still yields enough
-//! neighbours from the HNSW index, and with custom plans, because whether the HNSW
-//! index or the user's own rows are the faster way depends on how many memories the
-//! user has, which a generic plan cannot know.
+//! The SQL of a search, on lookup connections preset with pgvector's iterative index
+//! scan, so a per-user filter still yields enough neighbours from the HNSW index.
+//!
+//! Two ways to find a user's candidates, because the right one depends on how many
+//! memories the user has:
+//! - **Scan** (most users): read the user's rows once, at most `search.scan_limit`,
+//!   computing similarity and keyword match on each, on connections that cache one
+//!   generic plan per statement (it has one sensible shape): no planning per lookup.
+//! - **Index** (users with more): the HNSW index for the nearest and the text indexes
+//!   for keyword matches, on connections that plan each lookup with its parameters, as
+//!   whether an index or the user's rows are cheaper is a per-user matter.
+//!
+//! A scan that finds more rows than that hands over to the index way, and the
+//! user is remembered as large for [`LARGE_USER_TTL`].
 //!
 //! Unlike other tenant work, lookups do not run under the row-level-security role:
 //! the text-search operators are not leakproof, so under a policy PostgreSQL must
@@ -11,7 +20,12 @@
 //! (240 ms instead of 1 ms). Every statement here filters by `tenant_id = $1`
 //! itself, and the isolation tests check every route.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use chrono::{DateTime, Utc};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -30,9 +44,69 @@ pub enum SearchError {
     Database(#[from] sqlx::Error),
 }
 
+/// How long a user found large stays on the index way before a scan looks again.
+pub const LARGE_USER_TTL: Duration = Duration::from_secs(600);
+/// Large users remembered at most; past it the memory starts afresh.
+const LARGE_USERS_KEPT: usize = 100_000;
+
+/// The lookup connections, and the users they found too large to scan.
+pub struct Lookups {
+    /// For scans and summaries: plans cached per connection (`force_generic_plan`).
+    scans: PgPool,
+    /// For the index way: planned for each lookup (`force_custom_plan`).
+    indexed: PgPool,
+    large_users: Mutex<HashMap<(TenantId, String), Instant>>,
+}
+
+impl Lookups {
+    /// Connections to the read database, with pgvector's iterative index scan and
+    /// `ef_search` set once per connection, so a lookup is one statement and one round
+    /// trip. The index way gets a quarter of `max_connections` (at least 2).
+    pub fn new(read: &PgConnectOptions, settings: &SearchSettings, max_connections: u32) -> Self {
+        let pool = |plans: &str, size: u32| {
+            let options = read.clone().options([
+                ("hnsw.iterative_scan", "relaxed_order".to_owned()),
+                ("hnsw.ef_search", settings.ef_search.to_string()),
+                ("plan_cache_mode", plans.to_owned()),
+            ]);
+            PgPoolOptions::new().max_connections(size).connect_lazy_with(options)
+        };
+        Self {
+            scans: pool("force_generic_plan", max_connections),
+            indexed: pool("force_custom_plan", (max_connections / 4).max(2)),
+            large_users: Mutex::default(),
+        }
+    }
+
+    /// Facts and insights: a scan, or the index way for a user with too many.
+    async fn memories(&self, lookup: &MemoryLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
+        let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
+        if !self.is_large(tenant, user) {
+            if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+                return Ok(found);
+            }
+            self.remember_large(tenant, user);
+        }
+        lookup.indexed(&mut *self.indexed.acquire().await?).await
+    }
+
+    fn is_large(&self, tenant: &TenantId, user: &str) -> bool {
+        let large = self.large_users.lock().expect("never poisoned: no panics under the lock");
+        large.get(&(tenant.clone(), user.to_owned())).is_some_and(|found| found.elapsed() < LARGE_USER_TTL)
+    }
+
+    fn remember_large(&self, tenant: &TenantId, user: &str) {
+        let mut large = self.large_users.lock().expect("never poisoned: no panics under the lock");
+        if large.len() >= LARGE_USERS_KEPT {
+            large.clear();
+        }
+        large.insert((tenant.clone(), user.to_owned()), Instant::now());
+    }
+}
+
 /// Runs a validated search as of `now`; results are sorted by score and at or above `min_score`.
 pub async fn run(
-    pool: &PgPool,
+    lookups: &Lookups,
     embedder: &Embedder,
     tenant: &TenantId,
     query: &SearchQuery,
@@ -45,11 +119,12 @@ pub async fn run(
         None => embedder.embed_one(&query.text).await?,
     };
     let terms = terms(&query.text);
-    let mut conn = pool.acquire().await?;
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
-        results.extend(memories(&mut conn, tenant, query, &vector, &terms, settings, decay, now).await?);
+        let lookup = MemoryLookup { tenant, query, vector: &vector, terms: &terms, settings, decay, now };
+        results.extend(lookups.memories(&lookup).await?);
     }
+    let mut conn = lookups.scans.acquire().await?;
     if query.session_summaries {
         results.extend(summaries(&mut conn, SESSION_SUMMARIES, tenant, query, &vector, &terms, settings).await?);
     }
@@ -68,81 +143,136 @@ pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
     (2 * limit).max(10).min(settings.candidates.max(limit))
 }
 
-type Row = (Uuid, String, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, f64, f64, f64);
+/// A candidate as both ways return it: the row, its similarity, its lexical match and
+/// its decay weight, and how many rows the scan read.
+type Row = (Uuid, String, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, f64, f64, f64, i64);
 
-#[allow(clippy::too_many_arguments)]
-async fn memories(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    query: &SearchQuery,
-    vector: &Embedding,
-    terms: &Terms,
-    settings: &SearchSettings,
-    decay: &DecayParams,
+/// One search of a user's memories (facts and insights).
+struct MemoryLookup<'a> {
+    tenant: &'a TenantId,
+    query: &'a SearchQuery,
+    vector: &'a Embedding,
+    terms: &'a Terms,
+    settings: &'a SearchSettings,
+    decay: &'a DecayParams,
     now: DateTime<Utc>,
-) -> sqlx::Result<Vec<SearchResult>> {
-    let dims = vector.dims();
-    // Current memories, or those valid at `as_of` (superseded ones included then).
-    // Spelled out per case: the HNSW index covers active memories only, and the planner
-    // uses it only when the statement says `status = 'active'` in so many words.
-    let validity = match query.as_of {
-        None => "status = 'active' AND $12::timestamptz IS NULL",
-        Some(_) => "status IN ('active', 'superseded') AND valid_from <= $12 AND (valid_to IS NULL OR valid_to > $12)",
-    };
-    let filter = format!("tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}");
-    // Both candidate sets carry the whole row, so nothing is fetched twice by id.
-    let columns = format!(
-        "id, kind, category, key, content, updated_at, source_event_ids, importance, created_at,
-         CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $5) ELSE 0 END AS similarity"
-    );
-    let sql = format!(
-        "WITH vec AS (
-            SELECT {columns} FROM memories WHERE {filter} AND embedding_dims = {dims}
-             ORDER BY embedding::vector({dims}) <=> $5 LIMIT $6
-         ), kw AS (
-            SELECT {columns} FROM memories WHERE {filter}
-               AND (($7 <> '' AND content_tsv @@ to_tsquery('simple', $7)) OR content ILIKE ANY($8))
-             LIMIT $6
-         ), candidates AS (SELECT * FROM vec UNION ALL SELECT * FROM kw WHERE id NOT IN (SELECT id FROM vec))
-         SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.similarity,
-                (SELECT count(*) FROM unnest($9::text[]) t WHERE m.content ILIKE '%' || t || '%')::float8
-                    / greatest(cardinality($9::text[]), 1),
-                engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
-                             coalesce(($10::jsonb ->> m.category)::float8, $11), $13)
-           FROM candidates m
-           LEFT JOIN memory_access a ON a.tenant_id = $1 AND a.memory_id = m.id"
-    );
-    let like_terms: Vec<String> = terms.all.iter().map(|t| super::terms::escape_like(t)).collect();
-    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(query.user.as_str())
-        .bind(&query.memory_kinds)
-        .bind(&query.categories)
-        .bind(vector.to_pgvector())
-        .bind(candidates(query.limit, settings) as i64)
-        .bind(&terms.tsquery)
-        .bind(&terms.like_patterns)
-        .bind(&like_terms)
-        .bind(decay.lambdas_json())
-        .bind(decay.default_lambda)
-        .bind(query.as_of)
-        .bind(now)
-        .fetch_all(conn)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, kind, category, key, content, updated_at, sources, similarity, lexical, decay)| SearchResult {
-            id: id.to_string(),
-            kind,
-            category: Some(category),
-            key,
-            content,
-            score: score(similarity, lexical, decay),
-            similarity,
-            updated_at,
-            source_event_ids: sources,
-        })
-        .collect())
+}
+
+impl MemoryLookup<'_> {
+    /// Current memories, or those valid at `as_of` (superseded ones included then).
+    /// Spelled out per case: the HNSW and text indexes cover what search can return,
+    /// and the planner uses them only when the statement says so in so many words.
+    fn filter(&self) -> String {
+        let validity = match self.query.as_of {
+            None => "status = 'active' AND $12::timestamptz IS NULL",
+            Some(_) => "status IN ('active', 'superseded') AND valid_from <= $12 AND (valid_to IS NULL OR valid_to > $12)",
+        };
+        format!("tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}")
+    }
+
+    /// The candidate rows carry everything needed, so nothing is fetched twice by id.
+    fn columns(&self) -> String {
+        let dims = self.vector.dims();
+        format!(
+            "id, kind, category, key, content, updated_at, source_event_ids, importance, created_at,
+             CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $5) ELSE 0 END AS similarity"
+        )
+    }
+
+    /// Ranks the candidates of `candidates` (a `WITH` list ending in one named
+    /// `candidates` with a `scanned` count) with their lexical match and decay weight.
+    fn ranked(&self, candidates: &str) -> String {
+        format!(
+            "WITH {candidates}
+             SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.similarity,
+                    (SELECT count(*) FROM unnest($9::text[]) t WHERE m.content ILIKE '%' || t || '%')::float8
+                        / greatest(cardinality($9::text[]), 1),
+                    engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
+                                 coalesce(($10::jsonb ->> m.category)::float8, $11), $13),
+                    m.scanned
+               FROM candidates m
+               LEFT JOIN memory_access a ON a.tenant_id = $1 AND a.memory_id = m.id"
+        )
+    }
+
+    /// The user's rows read once; `None` when there are more than `search.scan_limit`.
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
+        let (filter, columns) = (self.filter(), self.columns());
+        let sql = self.ranked(&format!(
+            "mine AS MATERIALIZED (
+                SELECT {columns},
+                       ($7 <> '' AND content_tsv @@ (SELECT to_tsquery('simple', $7))) OR content ILIKE ANY($8) AS keyword
+                  FROM memories WHERE {filter} LIMIT {limit}
+             ), candidates AS (
+                SELECT *, (SELECT count(*) FROM mine) AS scanned FROM (
+                    (SELECT * FROM mine ORDER BY similarity DESC LIMIT $6)
+                    UNION
+                    (SELECT * FROM mine WHERE keyword LIMIT $6)) c
+             )",
+            limit = self.settings.scan_limit as i64 + 1
+        ));
+        let rows = self.fetch(conn, sql).await?;
+        if rows.first().is_some_and(|row| row.10 > self.settings.scan_limit as i64) {
+            return Ok(None);
+        }
+        Ok(Some(self.results(rows)))
+    }
+
+    /// The nearest from the HNSW index and the keyword matches from the text indexes.
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
+        let (filter, columns) = (self.filter(), self.columns());
+        let dims = self.vector.dims();
+        let sql = self.ranked(&format!(
+            "vec AS (
+                SELECT {columns} FROM memories WHERE {filter} AND embedding_dims = {dims}
+                 ORDER BY embedding::vector({dims}) <=> $5 LIMIT $6
+             ), kw AS (
+                SELECT {columns} FROM memories WHERE {filter}
+                   AND (($7 <> '' AND content_tsv @@ to_tsquery('simple', $7)) OR content ILIKE ANY($8))
+                 LIMIT $6
+             ), candidates AS (
+                SELECT *, 0::bigint AS scanned FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw WHERE id NOT IN (SELECT id FROM vec)) c
+             )"
+        ));
+        let rows = self.fetch(conn, sql).await?;
+        Ok(self.results(rows))
+    }
+
+    async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {
+        let like_terms: Vec<String> = self.terms.all.iter().map(|t| super::terms::escape_like(t)).collect();
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(self.tenant.as_str())
+            .bind(self.query.user.as_str())
+            .bind(&self.query.memory_kinds)
+            .bind(&self.query.categories)
+            .bind(self.vector.to_pgvector())
+            .bind(candidates(self.query.limit, self.settings) as i64)
+            .bind(&self.terms.tsquery)
+            .bind(&self.terms.like_patterns)
+            .bind(&like_terms)
+            .bind(self.decay.lambdas_json())
+            .bind(self.decay.default_lambda)
+            .bind(self.query.as_of)
+            .bind(self.now)
+            .fetch_all(conn)
+            .await
+    }
+
+    fn results(&self, rows: Vec<Row>) -> Vec<SearchResult> {
+        rows.into_iter()
+            .map(|(id, kind, category, key, content, updated_at, sources, similarity, lexical, decay, _)| SearchResult {
+                id: id.to_string(),
+                kind,
+                category: Some(category),
+                key,
+                content,
+                score: score(similarity, lexical, decay),
+                similarity,
+                updated_at,
+                source_event_ids: sources,
+            })
+            .collect()
+    }
 }
 
 /// How one kind of summary is stored.

@@ -1,7 +1,7 @@
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, error_of, spawn_app};
+use crate::helpers::{TestApp, error_of, spawn_app, spawn_app_with, test_settings};
 
 async fn seed_project_facts(app: &TestApp, user: &str) {
     for (category, content) in [
@@ -185,4 +185,32 @@ async fn session_summaries_are_searchable_when_asked_for() {
     assert_eq!(with_sessions["results"][0]["kind"], "session_summary");
     assert_eq!(with_sessions["results"][0]["id"], "s1");
     assert_eq!(with_sessions["results"][0]["content"], summary);
+}
+
+#[tokio::test]
+async fn users_past_the_scan_limit_get_the_same_answers_through_the_indexes() {
+    let mut settings = test_settings();
+    settings.search.scan_limit = 2;
+    let indexed = spawn_app_with(settings).await;
+    let key = indexed.key("acme", "read").await;
+    seed_project_facts(&indexed, "alice").await;
+    indexed.remember("acme", "alice", "identity", "我叫李明，在北京做后端开发").await;
+    let scanning = engram::startup::Application::build(test_settings(), indexed.db.clone()).await.unwrap();
+    let scanning_url = format!("http://127.0.0.1:{}/v1/search", scanning.port());
+    tokio::spawn(scanning.run_until_stopped());
+
+    for query in [
+        json!({"user_id": "alice", "query": "which database do we use?"}),
+        json!({"user_id": "alice", "query": "李明"}),
+        json!({"user_id": "alice", "query": "editor", "categories": ["preference"], "min_score": 0.0}),
+        json!({"user_id": "alice", "query": "cats", "as_of": Utc::now().to_rfc3339(), "limit": 2}),
+    ] {
+        let through_indexes = indexed.search(&key, &query).await;
+        let scanned: Value =
+            indexed.client.post(&scanning_url).bearer_auth(&key).json(&query).send().await.unwrap().json().await.unwrap();
+        assert_eq!(contents(&through_indexes), contents(&scanned), "{query}");
+        assert_eq!(through_indexes["hit"], true, "{query}");
+    }
+    let first = indexed.search(&key, &json!({"user_id": "alice", "query": "which database do we use?"})).await;
+    assert_eq!(contents(&first)[0], "We use PostgreSQL 16 as our main database");
 }
