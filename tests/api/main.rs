@@ -1,6 +1,7 @@
 //! Integration tests: each test gets its own freshly migrated database on the real
 //! PostgreSQL that `scripts/test` starts, and its own server on a random port.
 
+mod admin_jobs;
 mod auth;
 mod cleanup;
 mod consolidation;
