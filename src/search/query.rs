@@ -124,12 +124,11 @@ pub async fn run(
         let lookup = MemoryLookup { tenant, query, vector: &vector, terms: &terms, settings, decay, now };
         results.extend(lookups.memories(&lookup).await?);
     }
-    let mut conn = lookups.scans.acquire().await?;
-    if query.session_summaries {
-        results.extend(summaries(&mut conn, SESSION_SUMMARIES, tenant, query, &vector, &terms, settings).await?);
-    }
-    if query.period_summaries {
-        results.extend(summaries(&mut conn, PERIOD_SUMMARIES, tenant, query, &vector, &terms, settings).await?);
+    for (wanted, table) in [(query.session_summaries, SESSION_SUMMARIES), (query.period_summaries, PERIOD_SUMMARIES)] {
+        if wanted {
+            let mut conn = lookups.scans.acquire().await?;
+            results.extend(summaries(&mut conn, table, tenant, query, &vector, &terms, settings).await?);
+        }
     }
     results.retain(|r| r.score >= query.min_score);
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.updated_at.cmp(&a.updated_at)));
