@@ -121,10 +121,7 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
                 FROM bench_planted p JOIN memories m ON m.tenant_id = 'bench' AND m.id = p.original;",
         size.planted_every
     );
-    sqlx::raw_sql(sqlx::AssertSqlSafe(planted))
-        .execute(pool)
-    .await
-    .context("cannot plant near-duplicates")?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(planted)).execute(pool).await.context("cannot plant near-duplicates")?;
     eprintln!("bench: building the indexes");
     sqlx::raw_sql(
         "SET maintenance_work_mem = '4GB';
