@@ -121,8 +121,11 @@ pub struct SearchSettings {
     /// The most candidates taken from each of the vector and the keyword search; a
     /// lookup takes twice its `limit` (at least 10), up to this.
     pub candidates: usize,
-    /// pgvector's `hnsw.ef_search` for lookups.
+    /// pgvector's `hnsw.ef_search` for lookups in the shared HNSW graph.
     pub ef_search: u32,
+    /// `hnsw.ef_search` for users with an HNSW index of their own (`index_large_users`):
+    /// every node of their graph is theirs, so a shorter walk finds as much.
+    pub user_index_ef_search: u32,
     /// Users with at most this many active memories are searched by reading their rows;
     /// users with more through the HNSW and text indexes.
     pub scan_limit: u32,
@@ -141,6 +144,7 @@ impl Default for SearchSettings {
             max_query_chars: 2000,
             candidates: 40,
             ef_search: 400,
+            user_index_ef_search: 100,
             scan_limit: 2000,
             access_flush_ms: 1000,
             context_default_tokens: 512,

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::dedup::DedupParams;
 use super::evict::EvictParams;
 use super::extract_facts::ExtractParams;
+use super::index_large_users::IndexParams;
 use super::purge::PurgeParams;
 use super::reflect::ReflectParams;
 use super::summarize_periods::PeriodParams;
@@ -95,10 +96,12 @@ pub enum JobKind {
     Evict(EvictParams),
     Reflect(ReflectParams),
     Purge(PurgeParams),
+    IndexLargeUsers(IndexParams),
 }
 
 /// The jobs engram knows; a file for any other name is an error.
-pub const KNOWN: &[&str] = &["summarize_sessions", "summarize_periods", "extract_facts", "dedup", "evict", "reflect", "purge"];
+pub const KNOWN: &[&str] =
+    &["summarize_sessions", "summarize_periods", "extract_facts", "dedup", "evict", "reflect", "purge", "index_large_users"];
 
 #[derive(Debug, Clone)]
 pub struct Definition {
@@ -188,6 +191,11 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
         "evict" => JobKind::Evict(params(file.params)?),
         "reflect" => JobKind::Reflect(params(file.params)?),
         "purge" => JobKind::Purge(params(file.params)?),
+        "index_large_users" => {
+            let params: IndexParams = params(file.params)?;
+            params.check()?;
+            JobKind::IndexLargeUsers(params)
+        }
         _ => unreachable!("checked against KNOWN"),
     };
     Ok(Definition { name, file: path.to_owned(), schedule, enabled: file.enabled, timeout, concurrency: file.concurrency, budget, kind })

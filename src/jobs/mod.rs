@@ -24,6 +24,7 @@ mod dedup;
 mod evict;
 mod extract_facts;
 pub mod facts;
+mod index_large_users;
 mod purge;
 mod reflect;
 mod summarize_periods;

@@ -15,7 +15,10 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
-use super::{Counts, Models, Run, Scope, dedup, evict, extract_facts, purge, reflect, runs, summarize_periods, summarize_sessions};
+use super::{
+    Counts, Models, Run, Scope, dedup, evict, extract_facts, index_large_users, purge, reflect, runs, summarize_periods,
+    summarize_sessions,
+};
 use crate::configuration::JobSettings;
 use crate::db::begin_tenant_tx_with;
 use crate::domain::{TenantId, UserId};
@@ -41,6 +44,7 @@ impl JobKind {
             Self::Evict(_) => evict::candidates(pool, scope).await,
             Self::Reflect(params) => reflect::candidates(pool, params, scope).await,
             Self::Purge(params) => purge::candidates(pool, params, scope, now).await,
+            Self::IndexLargeUsers(params) => index_large_users::candidates(pool, params, scope).await,
         }
     }
 
@@ -66,6 +70,7 @@ impl JobKind {
             Self::Evict(params) => evict::run_unit(conn, params, unit).await,
             Self::Reflect(params) => reflect::run_unit(conn, params, unit, models).await,
             Self::Purge(params) => purge::run_unit(conn, params, unit).await,
+            Self::IndexLargeUsers(_) => anyhow::bail!("index_large_users runs outside a transaction"),
         }
     }
 }
@@ -268,6 +273,24 @@ impl Executor {
     /// One unit in one transaction as its tenant: lock the checkpoint, do the job's
     /// work, mark the checkpoint done for this pass. `None` when another run holds it.
     async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Option<Counts>> {
+        if let JobKind::IndexLargeUsers(params) = &definition.kind {
+            // Index DDL cannot run in a transaction; its steps are idempotent instead.
+            let counts = index_large_users::run_unit(&self.pool, params, unit, self.models.embedder.dims(), run.dry_run).await?;
+            if !run.dry_run {
+                sqlx::query(
+                    "INSERT INTO job_checkpoints (tenant_id, user_id, job, pass_id, done_at) VALUES ($1, $2, $3, $4, now())
+                     ON CONFLICT (tenant_id, job, user_id) DO UPDATE
+                        SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL",
+                )
+                .bind(unit.tenant.as_str())
+                .bind(unit.user.as_str())
+                .bind(&run.job)
+                .bind(pass)
+                .execute(&self.pool)
+                .await?;
+            }
+            return Ok(Some(counts));
+        }
         // Custom plans where a job's statements should differ for users with 10
         // memories and with 100,000 (the HNSW index or the user's own rows).
         // Asynchronous commit: a crash loses at most the last few units, checkpoint and

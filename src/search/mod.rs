@@ -18,7 +18,7 @@
 //! Lookups are read-only SQL; access statistics go through [`crate::access`].
 
 mod query;
-pub use query::candidates;
+pub use query::{candidates, has_own_index};
 pub mod terms;
 
 use chrono::{DateTime, Utc};

@@ -11,7 +11,10 @@
 //!   whether an index or the user's rows are cheaper is a per-user matter.
 //!
 //! A scan that finds more rows than that hands over to the index way, and the
-//! user is remembered as large for [`LARGE_USER_TTL`].
+//! user is remembered as large for [`LARGE_USER_TTL`], together with whether they have
+//! an HNSW index of their own (`index_large_users`): the planner picks that index by
+//! itself, and its lookups run on connections with a shorter `ef_search`, as every node
+//! of that graph is theirs.
 //!
 //! Unlike other tenant work, lookups do not run under the row-level-security role:
 //! the text-search operators are not leakproof, so under a policy PostgreSQL must
@@ -55,25 +58,35 @@ pub struct Lookups {
     scans: PgPool,
     /// For the index way: planned for each lookup (`force_custom_plan`).
     indexed: PgPool,
-    large_users: Mutex<HashMap<(TenantId, String), Instant>>,
+    /// The index way for users with an index of their own: `search.user_index_ef_search`.
+    own_index: PgPool,
+    large_users: Mutex<HashMap<(TenantId, String), LargeUser>>,
+}
+
+#[derive(Clone, Copy)]
+struct LargeUser {
+    found: Instant,
+    own_index: bool,
 }
 
 impl Lookups {
     /// Connections to the read database, with pgvector's iterative index scan and
     /// `ef_search` set once per connection, so a lookup is one statement and one round
-    /// trip. The index way gets a quarter of `max_connections` (at least 2).
+    /// trip. Each index way gets a quarter of `max_connections` (at least 2).
     pub fn new(read: &PgConnectOptions, settings: &SearchSettings, max_connections: u32) -> Self {
-        let pool = |plans: &str, size: u32| {
+        let pool = |plans: &str, ef_search: u32, size: u32| {
             let options = read.clone().options([
                 ("hnsw.iterative_scan", "relaxed_order".to_owned()),
-                ("hnsw.ef_search", settings.ef_search.to_string()),
+                ("hnsw.ef_search", ef_search.to_string()),
                 ("plan_cache_mode", plans.to_owned()),
             ]);
             PgPoolOptions::new().max_connections(size).connect_lazy_with(options)
         };
+        let index_way = (max_connections / 4).max(2);
         Self {
-            scans: pool("force_generic_plan", max_connections),
-            indexed: pool("force_custom_plan", (max_connections / 4).max(2)),
+            scans: pool("force_generic_plan", settings.ef_search, max_connections),
+            indexed: pool("force_custom_plan", settings.ef_search, index_way),
+            own_index: pool("force_custom_plan", settings.user_index_ef_search, index_way),
             large_users: Mutex::default(),
         }
     }
@@ -81,27 +94,50 @@ impl Lookups {
     /// Facts and insights: a scan, or the index way for a user with too many.
     async fn memories(&self, lookup: &MemoryLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
         let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
-        if !self.is_large(tenant, user) {
-            if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
-                return Ok(found);
+        let large = match self.large(tenant, user) {
+            Some(large) => large,
+            None => {
+                if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+                    return Ok(found);
+                }
+                let own_index = has_own_index(&self.indexed, tenant, user, lookup.vector.dims()).await?;
+                self.remember_large(tenant, user, own_index)
             }
-            self.remember_large(tenant, user);
-        }
-        lookup.indexed(&mut *self.indexed.acquire().await?).await
+        };
+        let pool = if large.own_index { &self.own_index } else { &self.indexed };
+        lookup.indexed(&mut *pool.acquire().await?).await
     }
 
-    fn is_large(&self, tenant: &TenantId, user: &str) -> bool {
+    fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
         let large = self.large_users.lock().expect("never poisoned: no panics under the lock");
-        large.get(&(tenant.clone(), user.to_owned())).is_some_and(|found| found.elapsed() < LARGE_USER_TTL)
+        large.get(&(tenant.clone(), user.to_owned())).filter(|large| large.found.elapsed() < LARGE_USER_TTL).copied()
     }
 
-    fn remember_large(&self, tenant: &TenantId, user: &str) {
+    fn remember_large(&self, tenant: &TenantId, user: &str, own_index: bool) -> LargeUser {
         let mut large = self.large_users.lock().expect("never poisoned: no panics under the lock");
         if large.len() >= LARGE_USERS_KEPT {
             large.clear();
         }
-        large.insert((tenant.clone(), user.to_owned()), Instant::now());
+        let found = LargeUser { found: Instant::now(), own_index };
+        large.insert((tenant.clone(), user.to_owned()), found);
+        found
     }
+}
+
+/// Whether the user has a valid HNSW index of their own for vectors of `dims`.
+pub async fn has_own_index(pool: &PgPool, tenant: &TenantId, user: &str, dims: usize) -> sqlx::Result<bool> {
+    sqlx::query_scalar(
+        "SELECT EXISTS (
+            SELECT FROM user_vector_indexes u
+              JOIN pg_class c ON c.relname = u.index_name AND c.relnamespace = current_schema()::regnamespace
+              JOIN pg_index i ON i.indexrelid = c.oid AND i.indisvalid
+             WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.dims = $3)",
+    )
+    .bind(tenant.as_str())
+    .bind(user)
+    .bind(dims as i32)
+    .fetch_one(pool)
+    .await
 }
 
 /// Runs a validated search as of `now`; results are sorted by score and at or above `min_score`.

@@ -1,0 +1,183 @@
+//! `index_large_users`: a user with at least `min_memories` active memories gets an
+//! HNSW index of their own (a partial index over their active memories, see migration
+//! 0007), which their vector lookups then use instead of the shared graph; a user who
+//! fell below half of that loses it again. At most `max_indexes` exist, first come,
+//! first served: every index adds a little to planning any statement on `memories`.
+//!
+//! Index DDL cannot run inside a transaction, so unlike other jobs a unit is not one
+//! transaction: it writes the index's row, then builds the index `CONCURRENTLY` (reads
+//! and writes go on meanwhile). Every step is idempotent, and an index a crash left
+//! invalid is dropped and built again by the next run.
+
+use serde::Deserialize;
+use sqlx::{Connection, PgPool};
+
+use super::runner::Unit;
+use super::{Counts, Scope};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexParams {
+    /// Users with at least this many active memories get an index of their own.
+    pub min_memories: i64,
+    /// Indexes of this kind at most, across all tenants.
+    pub max_indexes: i64,
+    /// `maintenance_work_mem` for a build, in MB: a graph that fits builds much faster.
+    pub build_memory_mb: u32,
+}
+
+impl Default for IndexParams {
+    fn default() -> Self {
+        Self { min_memories: 10_000, max_indexes: 50, build_memory_mb: 512 }
+    }
+}
+
+impl IndexParams {
+    pub fn check(&self) -> Result<(), String> {
+        if self.min_memories < 1 {
+            return Err("params.min_memories: must be at least 1".into());
+        }
+        if self.max_indexes < 0 {
+            return Err("params.max_indexes: must not be negative".into());
+        }
+        if !(64..=16_384).contains(&self.build_memory_mb) {
+            return Err("params.build_memory_mb: must be between 64 and 16384".into());
+        }
+        Ok(())
+    }
+}
+
+/// Users large enough for an index, and users who have one.
+pub async fn candidates(pool: &PgPool, params: &IndexParams, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
+    let (tenant, user) = scope.columns();
+    sqlx::query_as(
+        "SELECT tenant_id, user_id FROM memories
+          WHERE status = 'active' AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
+          GROUP BY tenant_id, user_id HAVING count(*) >= $3
+         UNION
+         SELECT tenant_id, user_id FROM user_vector_indexes
+          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(params.min_memories)
+    .fetch_all(pool)
+    .await
+}
+
+/// The name of a user's index: a hash, as ids need not make a valid or short identifier.
+fn index_name(unit: &Unit<'_>, dims: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{}/{}", unit.tenant.as_str(), unit.user.as_str()));
+    let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("memories_user_vec_{dims}_{hex}")
+}
+
+/// Builds, keeps, rebuilds or drops one user's index for vectors of `dims`.
+pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims: usize, dry_run: bool) -> anyhow::Result<Counts> {
+    let (tenant, user) = (unit.tenant.as_str(), unit.user.as_str());
+    let mut counts = Counts::default();
+    // Its own connection: session settings for the build must not reach the pool.
+    let mut conn = pool.acquire().await?.detach();
+    let active: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = $3",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(dims as i32)
+    .fetch_one(&mut conn)
+    .await?;
+    // The row, and whether its index exists and is valid.
+    let existing: Option<(String, bool)> = sqlx::query_as(
+        "SELECT u.index_name, coalesce(i.indisvalid, false)
+           FROM user_vector_indexes u
+           LEFT JOIN pg_class c ON c.relname = u.index_name AND c.relnamespace = current_schema()::regnamespace
+           LEFT JOIN pg_index i ON i.indexrelid = c.oid
+          WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.dims = $3",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(dims as i32)
+    .fetch_optional(&mut conn)
+    .await?;
+    let build = match existing {
+        Some((name, _)) if active < params.min_memories / 2 => {
+            counts.add("dropped", 1);
+            if !dry_run {
+                drop_index(&mut conn, &name).await?;
+                sqlx::query("DELETE FROM user_vector_indexes WHERE index_name = $1").bind(&name).execute(&mut conn).await?;
+            }
+            false
+        }
+        Some((_, true)) => {
+            counts.add("kept", 1);
+            false
+        }
+        Some((name, false)) => {
+            counts.add("rebuilt", 1);
+            if !dry_run {
+                drop_index(&mut conn, &name).await?;
+            }
+            true
+        }
+        None if active >= params.min_memories => {
+            // The row is written before the build and counts against the cap at once.
+            // The cap is checked per unit: with `concurrency` above 1, units starting
+            // together may pass it by as many.
+            let taken: i64 = sqlx::query_scalar("SELECT count(*) FROM user_vector_indexes").fetch_one(&mut conn).await?;
+            if taken >= params.max_indexes {
+                counts.add("at_capacity", 1);
+                false
+            } else {
+                counts.add("built", 1);
+                if !dry_run {
+                    sqlx::query(
+                        "INSERT INTO user_vector_indexes (tenant_id, user_id, dims, index_name, memories) VALUES ($1, $2, $3, $4, $5)",
+                    )
+                    .bind(tenant)
+                    .bind(user)
+                    .bind(dims as i32)
+                    .bind(index_name(unit, dims))
+                    .bind(active)
+                    .execute(&mut conn)
+                    .await?;
+                }
+                true
+            }
+        }
+        None => false,
+    };
+    if build && !dry_run {
+        let name = index_name(unit, dims);
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb)))
+            .execute(&mut conn)
+            .await?;
+        // Quoted by the server: ids are data, not SQL.
+        let ddl: String = sqlx::query_scalar(
+            "SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memories
+                              USING hnsw ((embedding::vector(%s)) vector_cosine_ops)
+                              WHERE tenant_id = %L AND user_id = %L AND embedding_dims = %s AND status = ''active''',
+                           $1::text, $2::int, $3::text, $4::text, $2::int)",
+        )
+        .bind(&name)
+        .bind(dims as i32)
+        .bind(tenant)
+        .bind(user)
+        .fetch_one(&mut conn)
+        .await?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut conn).await?;
+        sqlx::query("UPDATE user_vector_indexes SET memories = $2, built_at = now() WHERE index_name = $1")
+            .bind(&name)
+            .bind(active)
+            .execute(&mut conn)
+            .await?;
+    }
+    conn.close().await?;
+    Ok(counts)
+}
+
+async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> sqlx::Result<()> {
+    let ddl: String = sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)").bind(name).fetch_one(&mut *conn).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut *conn).await?;
+    Ok(())
+}
