@@ -149,9 +149,7 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
     };
     if build && !dry_run {
         let name = index_name(unit, dims);
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb)))
-            .execute(&mut conn)
-            .await?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb))).execute(&mut conn).await?;
         // Quoted by the server: ids are data, not SQL.
         let ddl: String = sqlx::query_scalar(
             "SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memories
@@ -177,7 +175,8 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
 }
 
 async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> sqlx::Result<()> {
-    let ddl: String = sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)").bind(name).fetch_one(&mut *conn).await?;
+    let ddl: String =
+        sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)").bind(name).fetch_one(&mut *conn).await?;
     sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut *conn).await?;
     Ok(())
 }

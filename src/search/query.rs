@@ -12,9 +12,10 @@
 //!
 //! A scan that finds more rows than that hands over to the index way, and the
 //! user is remembered as large for [`LARGE_USER_TTL`], together with whether they have
-//! an HNSW index of their own (`index_large_users`): the planner picks that index by
-//! itself, and its lookups run on connections with a shorter `ef_search`, as every node
-//! of that graph is theirs.
+//! an HNSW index of their own (`index_large_users`, a partial index on their ids). Their
+//! lookups name the user in the statement's text, so that one generic plan per user,
+//! cached like a scan's, can use that index, and run on the scan connections, whose
+//! `ef_search` is `search.user_index_ef_search`: every node of that graph is theirs.
 //!
 //! Unlike other tenant work, lookups do not run under the row-level-security role:
 //! the text-search operators are not leakproof, so under a policy PostgreSQL must
@@ -54,12 +55,12 @@ const LARGE_USERS_KEPT: usize = 100_000;
 
 /// The lookup connections, and the users they found too large to scan.
 pub struct Lookups {
-    /// For scans and summaries: plans cached per connection (`force_generic_plan`).
+    /// For scans, summaries and users with an index of their own: plans cached per
+    /// connection (`force_generic_plan`), `search.user_index_ef_search`.
     scans: PgPool,
-    /// For the index way: planned for each lookup (`force_custom_plan`).
+    /// For the index way through the shared graph: planned for each lookup
+    /// (`force_custom_plan`), `search.ef_search`.
     indexed: PgPool,
-    /// The index way for users with an index of their own: `search.user_index_ef_search`.
-    own_index: PgPool,
     large_users: Mutex<HashMap<(TenantId, String), LargeUser>>,
 }
 
@@ -72,7 +73,7 @@ struct LargeUser {
 impl Lookups {
     /// Connections to the read database, with pgvector's iterative index scan and
     /// `ef_search` set once per connection, so a lookup is one statement and one round
-    /// trip. Each index way gets a quarter of `max_connections` (at least 2).
+    /// trip. The shared graph's lookups get a quarter of `max_connections` (at least 2).
     pub fn new(read: &PgConnectOptions, settings: &SearchSettings, max_connections: u32) -> Self {
         let pool = |plans: &str, ef_search: u32, size: u32| {
             let options = read.clone().options([
@@ -82,11 +83,9 @@ impl Lookups {
             ]);
             PgPoolOptions::new().max_connections(size).connect_lazy_with(options)
         };
-        let index_way = (max_connections / 4).max(2);
         Self {
-            scans: pool("force_generic_plan", settings.ef_search, max_connections),
-            indexed: pool("force_custom_plan", settings.ef_search, index_way),
-            own_index: pool("force_custom_plan", settings.user_index_ef_search, index_way),
+            scans: pool("force_generic_plan", settings.user_index_ef_search, max_connections),
+            indexed: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
             large_users: Mutex::default(),
         }
     }
@@ -104,8 +103,11 @@ impl Lookups {
                 self.remember_large(tenant, user, own_index)
             }
         };
-        let pool = if large.own_index { &self.own_index } else { &self.indexed };
-        lookup.indexed(&mut *pool.acquire().await?).await
+        if large.own_index {
+            lookup.indexed(&mut *self.scans.acquire().await?, true).await
+        } else {
+            lookup.indexed(&mut *self.indexed.acquire().await?, false).await
+        }
     }
 
     fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
@@ -197,12 +199,20 @@ impl MemoryLookup<'_> {
     /// Current memories, or those valid at `as_of` (superseded ones included then).
     /// Spelled out per case: the HNSW and text indexes cover what search can return,
     /// and the planner uses them only when the statement says so in so many words.
-    fn filter(&self) -> String {
+    /// `named_user` writes the user's ids into the text instead of `$1` and `$2`.
+    fn filter(&self, named_user: bool) -> String {
+        let owner = if named_user {
+            // Ids hold no quotes (see `domain::ids`); doubled anyway, as SQL escapes them.
+            let quoted = |id: &str| format!("'{}'", id.replace('\'', "''"));
+            format!("tenant_id = {} AND user_id = {}", quoted(self.tenant.as_str()), quoted(self.query.user.as_str()))
+        } else {
+            "tenant_id = $1 AND user_id = $2".to_owned()
+        };
         let validity = match self.query.as_of {
             None => "status = 'active' AND $12::timestamptz IS NULL",
             Some(_) => "status IN ('active', 'superseded') AND valid_from <= $12 AND (valid_to IS NULL OR valid_to > $12)",
         };
-        format!("tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}")
+        format!("{owner} AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}")
     }
 
     /// The candidate rows carry everything needed, so nothing is fetched twice by id.
@@ -216,6 +226,9 @@ impl MemoryLookup<'_> {
 
     /// Ranks the candidates of `candidates` (a `WITH` list ending in one named
     /// `candidates` with a `scanned` count) with their lexical match and decay weight.
+    /// Access rows are looked up per candidate (`LIMIT 1` keeps the subquery a lookup):
+    /// a generic plan, which cannot know how few candidates there are, would otherwise
+    /// hash the tenant's whole `memory_access`.
     fn ranked(&self, candidates: &str) -> String {
         format!(
             "WITH {candidates}
@@ -226,13 +239,15 @@ impl MemoryLookup<'_> {
                                  coalesce(($10::jsonb ->> m.category)::float8, $11), $13),
                     m.scanned
                FROM candidates m
-               LEFT JOIN memory_access a ON a.tenant_id = $1 AND a.memory_id = m.id"
+               LEFT JOIN LATERAL (
+                    SELECT last_accessed_at, access_count FROM memory_access
+                     WHERE tenant_id = $1 AND memory_id = m.id LIMIT 1) a ON true"
         )
     }
 
     /// The user's rows read once; `None` when there are more than `search.scan_limit`.
     async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
-        let (filter, columns) = (self.filter(), self.columns());
+        let (filter, columns) = (self.filter(false), self.columns());
         let sql = self.ranked(&format!(
             "mine AS MATERIALIZED (
                 SELECT {columns},
@@ -254,8 +269,10 @@ impl MemoryLookup<'_> {
     }
 
     /// The nearest from the HNSW index and the keyword matches from the text indexes.
-    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
-        let (filter, columns) = (self.filter(), self.columns());
+    /// With `own_index`, through the user's own HNSW index on a generic plan, which can
+    /// use it only when the statement names the user.
+    async fn indexed(&self, conn: &mut PgConnection, own_index: bool) -> sqlx::Result<Vec<SearchResult>> {
+        let (filter, columns) = (self.filter(own_index), self.columns());
         let dims = self.vector.dims();
         let sql = self.ranked(&format!(
             "vec AS (

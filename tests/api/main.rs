@@ -20,3 +20,4 @@ mod openapi;
 mod processes;
 mod read_api;
 mod search;
+mod user_indexes;

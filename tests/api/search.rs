@@ -3,7 +3,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, error_of, spawn_app, spawn_app_with, test_settings};
 
-async fn seed_project_facts(app: &TestApp, user: &str) {
+pub async fn seed_project_facts(app: &TestApp, user: &str) {
     for (category, content) in [
         ("identity", "My name is Alice Martin"),
         ("technical", "We use PostgreSQL 16 as our main database"),
@@ -16,7 +16,7 @@ async fn seed_project_facts(app: &TestApp, user: &str) {
     }
 }
 
-fn contents(body: &Value) -> Vec<String> {
+pub fn contents(body: &Value) -> Vec<String> {
     body["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap().to_owned()).collect()
 }
 

@@ -1,0 +1,122 @@
+//! `index_large_users`: users past a size get an HNSW index of their own, and their
+//! lookups, which then go through it, answer as any other way does.
+
+use engram::jobs::Scope;
+use serde_json::json;
+
+use crate::helpers::{TestApp, spawn_app_with, test_settings};
+use crate::jobs::{executor, job_dir, run};
+use crate::search::{contents, seed_project_facts};
+
+const INDEX_JOB: &str = "schedule = \"0 0 * * * *\"\n[params]\nmin_memories = 6\nmax_indexes = 1\n";
+
+/// The users with an index of their own, as the catalog has them: valid, and with the
+/// user's id in the index's predicate.
+async fn own_indexes(app: &TestApp) -> Vec<(String, bool, String)> {
+    sqlx::query_as(
+        "SELECT u.user_id, i.indisvalid, pg_get_expr(i.indpred, i.indrelid)
+           FROM user_vector_indexes u
+           JOIN pg_class c ON c.relname = u.index_name
+           JOIN pg_index i ON i.indexrelid = c.oid
+          ORDER BY u.user_id",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn large_users_get_an_index_up_to_the_cap_and_lose_it_when_they_shrink() {
+    let app = spawn_app_with(test_settings()).await;
+    seed_project_facts(&app, "alice").await;
+    seed_project_facts(&app, "bob").await;
+    app.remember("acme", "carol", "personal", "I drink green tea").await;
+    let executor = executor(&app.db, &job_dir(&[("index_large_users", INDEX_JOB)]));
+
+    let dry = run(&executor, "index_large_users", Scope::all(), true).await;
+    assert_eq!(dry.status, "succeeded");
+    assert_eq!(dry.counts["built"], 2, "{}", dry.counts);
+    assert!(own_indexes(&app).await.is_empty(), "a dry run builds nothing");
+
+    // Two users are large enough, the cap allows one; carol is too small.
+    let first = run(&executor, "index_large_users", Scope::all(), false).await;
+    assert_eq!((first.counts["built"].as_i64(), first.counts["at_capacity"].as_i64()), (Some(1), Some(1)), "{}", first.counts);
+    let built = own_indexes(&app).await;
+    assert_eq!(built.len(), 1);
+    let (owner, valid, predicate) = &built[0];
+    assert!(*valid);
+    assert!(predicate.contains(&format!("user_id = '{owner}'::text")), "{predicate}");
+
+    let again = run(&executor, "index_large_users", Scope::all(), false).await;
+    assert_eq!(again.counts["kept"], 1, "{}", again.counts);
+
+    // The owner falls below half of min_memories: the index goes, the other user's comes.
+    sqlx::query("UPDATE memories SET status = 'evicted' WHERE user_id = $1 AND category <> 'identity'")
+        .bind(owner)
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+    let shrunk = run(&executor, "index_large_users", Scope::all(), false).await;
+    assert_eq!(shrunk.counts["dropped"], 1, "{}", shrunk.counts);
+    if own_indexes(&app).await.is_empty() {
+        run(&executor, "index_large_users", Scope::all(), false).await;
+    }
+    let now = own_indexes(&app).await;
+    assert_eq!(now.len(), 1);
+    assert_ne!(&now[0].0, owner);
+}
+
+#[tokio::test]
+async fn an_index_left_invalid_is_built_again() {
+    let app = spawn_app_with(test_settings()).await;
+    seed_project_facts(&app, "alice").await;
+    let executor = executor(&app.db, &job_dir(&[("index_large_users", INDEX_JOB)]));
+    run(&executor, "index_large_users", Scope::all(), false).await;
+    // What a crash during CREATE INDEX CONCURRENTLY leaves behind.
+    sqlx::query("UPDATE pg_index SET indisvalid = false WHERE indexrelid = (SELECT index_name::regclass FROM user_vector_indexes)")
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+
+    let repaired = run(&executor, "index_large_users", Scope::all(), false).await;
+
+    assert_eq!(repaired.counts["rebuilt"], 1, "{}", repaired.counts);
+    let indexes = own_indexes(&app).await;
+    assert_eq!(indexes.len(), 1);
+    assert!(indexes[0].1, "valid again");
+}
+
+#[tokio::test]
+async fn a_user_with_an_own_index_gets_the_same_answers_as_through_the_shared_graph() {
+    // scan_limit 2: alice's lookups take the index way in every app here.
+    let mut settings = test_settings();
+    settings.search.scan_limit = 2;
+    let shared = spawn_app_with(settings.clone()).await;
+    let key = shared.key("acme", "read").await;
+    seed_project_facts(&shared, "alice").await;
+    shared.remember("acme", "alice", "identity", "我叫李明，在北京做后端开发").await;
+    let queries = [
+        json!({"user_id": "alice", "query": "which database do we use?"}),
+        json!({"user_id": "alice", "query": "李明"}),
+        json!({"user_id": "alice", "query": "editor", "categories": ["preference"], "min_score": 0.0}),
+        json!({"user_id": "alice", "query": "cats", "as_of": chrono::Utc::now().to_rfc3339(), "limit": 2}),
+    ];
+    let mut before = Vec::new();
+    for query in &queries {
+        before.push(contents(&shared.search(&key, query).await));
+    }
+
+    run(&executor(&shared.db, &job_dir(&[("index_large_users", INDEX_JOB)])), "index_large_users", Scope::all(), false).await;
+    // A new app: the first finds out whether a user has an index when it first finds them large.
+    let own = engram::startup::Application::build(settings, shared.db.clone()).await.unwrap();
+    let own_url = format!("http://127.0.0.1:{}/v1/search", own.port());
+    tokio::spawn(own.run_until_stopped());
+
+    for (query, expected) in queries.iter().zip(&before) {
+        let body: serde_json::Value =
+            shared.client.post(&own_url).bearer_auth(&key).json(query).send().await.unwrap().json().await.unwrap();
+        assert_eq!(&contents(&body), expected, "{query}");
+        assert_eq!(body["hit"], true, "{query}");
+    }
+    assert_eq!(before[0][0], "We use PostgreSQL 16 as our main database");
+}
