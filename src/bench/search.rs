@@ -58,9 +58,9 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     })
     .await?;
     let server_ms = server_side_mean_ms(&base).await?;
-    let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), 1024, move |rng: &mut StdRng, n| {
+    let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), 4096, move |rng: &mut StdRng, n| {
         let user = format!("u{}", rng.random_range(0..users));
-        // Distinct texts, so the embedding cache does not answer for the model.
+        // Distinct texts, more than a run sends, so the embedding cache does not answer for the model.
         json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
     })
     .await?;
