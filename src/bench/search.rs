@@ -48,15 +48,15 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let key = auth::create_key(&db.pool, &tenant, &[auth::Scope::Read], Some("bench")).await?.secret;
 
     let users = size.users;
-    let with_vectors = load(&base, &key, clients, Duration::from_secs(seconds), 256, {
+    let vector_query = {
         let vectors = vectors.clone();
         move |rng: &mut StdRng, _| {
             let user = if rng.random_ratio(1, 10) { LARGE_USER.to_owned() } else { format!("u{}", rng.random_range(0..users)) };
             let question = QUESTIONS[rng.random_range(0..QUESTIONS.len())];
             json!({"user_id": user, "query": question, "embedding": query_vector(&vectors, rng), "limit": 10, "min_score": 0.0})
         }
-    })
-    .await?;
+    };
+    let with_vectors = load(&base, &key, clients, Duration::from_secs(seconds), 256, vector_query).await?;
     let server_ms = server_side_mean_ms(&base).await?;
     let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), 4096, move |rng: &mut StdRng, n| {
         let user = format!("u{}", rng.random_range(0..users));
