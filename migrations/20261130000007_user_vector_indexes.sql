@@ -3,8 +3,8 @@
 -- shared graph a user who owns a small share of it costs a long walk per lookup (most
 -- nodes visited belong to others, and the iterative scan has to go on until enough of
 -- theirs turn up); in their own graph every node visited is theirs, so a lookup is
--- several times cheaper at higher recall. The planner picks the index by itself when a
--- lookup's plan is made with the user's id (the lookups' custom plans).
+-- several times cheaper at higher recall. The planner can use the index only when the
+-- statement names the user, so lookups for such a user write the ids into its text.
 --
 -- One row per such index. The job builds the index after writing the row, so an index
 -- a crash left half-built (invalid) is found and rebuilt by the next run.

@@ -89,6 +89,12 @@ impl Settings {
         if self.database.read_url.is_some() && self.database.url.is_none() {
             return invalid("database.read_url", "needs database.url as well");
         }
+        // pgvector refuses other values, and every lookup connection sets one of them.
+        for (key, ef) in [("search.ef_search", self.search.ef_search), ("search.user_index_ef_search", self.search.user_index_ef_search)] {
+            if !(1..=1000).contains(&ef) {
+                return invalid(key, "must be between 1 and 1000");
+            }
+        }
         if self.ingest.session_idle_minutes == 0 {
             return invalid("ingest.session_idle_minutes", "must be at least 1");
         }
@@ -168,6 +174,8 @@ mod tests {
         assert!(Settings::load(None, env(&[("ENGRAM_DATABASE__EMBEDDED_SHARED_BUFFERS", "2GB")])).is_ok());
         let err = Settings::load(None, env(&[("ENGRAM_SERVER__BIND", "nowhere")])).unwrap_err();
         assert!(err.to_string().contains("server.bind"), "{err}");
+        let err = Settings::load(None, env(&[("ENGRAM_SEARCH__USER_INDEX_EF_SEARCH", "0")])).unwrap_err();
+        assert!(err.to_string().contains("search.user_index_ef_search"), "{err}");
     }
 
     #[test]

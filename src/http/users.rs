@@ -178,6 +178,14 @@ async fn delete_user(state: web::Data<AppState>, principal: Principal, path: web
     let user = user_of(path.into_inner())?;
     let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
     tracing::info!(tenant = %principal.tenant, "user deleted");
+    // An HNSW index of the user's own goes too, in the background: a concurrent drop waits
+    // for the transactions using `memories`. Whatever is left, the job's next run drops.
+    let (pool, tenant, user_id) = (state.db.pool.clone(), principal.tenant.to_string(), user.as_str().to_owned());
+    actix_web::rt::spawn(async move {
+        if let Err(err) = crate::jobs::index_large_users::drop_user_indexes(&pool, &tenant, &user_id).await {
+            tracing::warn!(error = %err, "cannot drop the deleted user's own index; the next index_large_users run will");
+        }
+    });
     Ok(HttpResponse::Ok().json(json!({"user_id": user, "deleted": deleted})))
 }
 

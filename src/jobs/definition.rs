@@ -194,6 +194,10 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
         "index_large_users" => {
             let params: IndexParams = params(file.params)?;
             params.check()?;
+            // PostgreSQL builds one index of a table at a time, and the cap is counted per unit.
+            if file.concurrency != 1 {
+                return Err("concurrency: index_large_users works on one user at a time (1)".into());
+            }
             JobKind::IndexLargeUsers(params)
         }
         _ => unreachable!("checked against KNOWN"),

@@ -1,13 +1,16 @@
 //! `index_large_users`: a user with at least `min_memories` active memories gets an
 //! HNSW index of their own (a partial index over their active memories, see migration
 //! 0007), which their vector lookups then use instead of the shared graph; a user who
-//! fell below half of that loses it again. At most `max_indexes` exist, first come,
-//! first served: every index adds a little to planning any statement on `memories`.
+//! fell below half of that loses it again, and so does an index for vectors of another
+//! dimension than the embedder's. At most `max_indexes` exist, first come, first
+//! served: every index adds a little to planning any statement on `memories`.
 //!
 //! Index DDL cannot run inside a transaction, so unlike other jobs a unit is not one
-//! transaction: it writes the index's row, then builds the index `CONCURRENTLY` (reads
-//! and writes go on meanwhile). Every step is idempotent, and an index a crash left
-//! invalid is dropped and built again by the next run.
+//! transaction and a dry run does no work, it only counts: a unit writes the index's
+//! row, then builds the index `CONCURRENTLY` (reads and writes go on meanwhile). Every
+//! step is idempotent, and an index a crash left invalid is dropped and built again by
+//! the next run. The job works on one user at a time: PostgreSQL builds one index of a
+//! table at a time anyway.
 
 use serde::Deserialize;
 use sqlx::{Connection, PgPool};
@@ -79,6 +82,20 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
     let mut counts = Counts::default();
     // Its own connection: session settings for the build must not reach the pool.
     let mut conn = pool.acquire().await?.detach();
+    // Indexes for another embedding dimension serve no lookup any more.
+    let stale: Vec<String> =
+        sqlx::query_scalar("SELECT index_name FROM user_vector_indexes WHERE tenant_id = $1 AND user_id = $2 AND dims <> $3")
+            .bind(tenant)
+            .bind(user)
+            .bind(dims as i32)
+            .fetch_all(&mut conn)
+            .await?;
+    for name in stale {
+        counts.add("dropped", 1);
+        if !dry_run {
+            drop_index(&mut conn, &name).await?;
+        }
+    }
     let active: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = $3",
     )
@@ -105,7 +122,6 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
             counts.add("dropped", 1);
             if !dry_run {
                 drop_index(&mut conn, &name).await?;
-                sqlx::query("DELETE FROM user_vector_indexes WHERE index_name = $1").bind(&name).execute(&mut conn).await?;
             }
             false
         }
@@ -121,34 +137,29 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
             true
         }
         None if active >= params.min_memories => {
-            // The row is written before the build and counts against the cap at once.
-            // The cap is checked per unit: with `concurrency` above 1, units starting
-            // together may pass it by as many.
+            // A dry run writes no rows: it counts the builds it would have made so far.
+            let planned = if dry_run { unit.earlier.get("built") } else { 0 };
             let taken: i64 = sqlx::query_scalar("SELECT count(*) FROM user_vector_indexes").fetch_one(&mut conn).await?;
-            if taken >= params.max_indexes {
-                counts.add("at_capacity", 1);
-                false
-            } else {
-                counts.add("built", 1);
-                if !dry_run {
-                    sqlx::query(
-                        "INSERT INTO user_vector_indexes (tenant_id, user_id, dims, index_name, memories) VALUES ($1, $2, $3, $4, $5)",
-                    )
-                    .bind(tenant)
-                    .bind(user)
-                    .bind(dims as i32)
-                    .bind(index_name(unit, dims))
-                    .bind(active)
-                    .execute(&mut conn)
-                    .await?;
-                }
-                true
-            }
+            let fits = taken + planned < params.max_indexes;
+            counts.add(if fits { "built" } else { "at_capacity" }, 1);
+            fits
         }
         None => false,
     };
     if build && !dry_run {
         let name = index_name(unit, dims);
+        // The row first: it is how a later run finds an index this build leaves invalid.
+        sqlx::query(
+            "INSERT INTO user_vector_indexes (tenant_id, user_id, dims, index_name, memories) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (tenant_id, user_id, dims) DO UPDATE SET index_name = $4, memories = $5",
+        )
+        .bind(tenant)
+        .bind(user)
+        .bind(dims as i32)
+        .bind(&name)
+        .bind(active)
+        .execute(&mut conn)
+        .await?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb))).execute(&mut conn).await?;
         // Quoted by the server: ids are data, not SQL.
         let ddl: String = sqlx::query_scalar(
@@ -164,19 +175,32 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
         .fetch_one(&mut conn)
         .await?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut conn).await?;
-        sqlx::query("UPDATE user_vector_indexes SET memories = $2, built_at = now() WHERE index_name = $1")
-            .bind(&name)
-            .bind(active)
-            .execute(&mut conn)
-            .await?;
+        sqlx::query("UPDATE user_vector_indexes SET built_at = now() WHERE index_name = $1").bind(&name).execute(&mut conn).await?;
     }
     conn.close().await?;
     Ok(counts)
 }
 
+/// Drops the user's indexes, as after the user was deleted: `CONCURRENTLY`, so it waits
+/// for transactions using `memories` but blocks none.
+pub async fn drop_user_indexes(pool: &PgPool, tenant: &str, user: &str) -> sqlx::Result<usize> {
+    let mut conn = pool.acquire().await?;
+    let names: Vec<String> = sqlx::query_scalar("SELECT index_name FROM user_vector_indexes WHERE tenant_id = $1 AND user_id = $2")
+        .bind(tenant)
+        .bind(user)
+        .fetch_all(&mut *conn)
+        .await?;
+    for name in &names {
+        drop_index(&mut conn, name).await?;
+    }
+    Ok(names.len())
+}
+
+/// Drops the index and its row (the row last: it is how a later run finds the index).
 async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> sqlx::Result<()> {
     let ddl: String =
         sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)").bind(name).fetch_one(&mut *conn).await?;
     sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut *conn).await?;
+    sqlx::query("DELETE FROM user_vector_indexes WHERE index_name = $1").bind(name).execute(&mut *conn).await?;
     Ok(())
 }

@@ -17,6 +17,9 @@
 //!   recorded and retried with backoff by later runs; the run goes on. A job's
 //!   `concurrency` runs that many units at once, each on its own connection.
 //! - **Dry runs** do every unit's work and roll its transaction back.
+//! - `index_large_users` is the exception to both: index DDL cannot run in a
+//!   transaction, so its units are idempotent steps without checkpoints, and its dry
+//!   runs only count.
 
 pub mod control;
 pub mod definition;
@@ -24,7 +27,7 @@ mod dedup;
 mod evict;
 mod extract_facts;
 pub mod facts;
-mod index_large_users;
+pub mod index_large_users;
 mod purge;
 mod reflect;
 mod summarize_periods;

@@ -31,6 +31,8 @@ pub struct Unit<'a> {
     pub user: &'a UserId,
     pub now: DateTime<Utc>,
     pub budget: &'a Budget,
+    /// What the run's units finished before this one started counted.
+    pub earlier: Counts,
 }
 
 impl JobKind {
@@ -214,8 +216,9 @@ impl Executor {
                     continue;
                 };
                 let n = counts.get("users") + counts.get("failed") + in_flight.len() as i64 + 1;
+                let earlier = counts.clone();
                 in_flight.push(async move {
-                    let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget };
+                    let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget, earlier };
                     let done = self.run_unit(definition, run, pass, &unit).instrument(tracing::info_span!("unit", n)).await;
                     (tenant, user, done)
                 });
@@ -274,20 +277,17 @@ impl Executor {
     /// work, mark the checkpoint done for this pass. `None` when another run holds it.
     async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Option<Counts>> {
         if let JobKind::IndexLargeUsers(params) = &definition.kind {
-            // Index DDL cannot run in a transaction; its steps are idempotent instead.
+            // Index DDL cannot run in a transaction. Its steps are idempotent instead, and
+            // it keeps no checkpoints: every run looks at every candidate again.
             let counts = index_large_users::run_unit(&self.pool, params, unit, self.models.embedder.dims(), run.dry_run).await?;
             if !run.dry_run {
-                sqlx::query(
-                    "INSERT INTO job_checkpoints (tenant_id, user_id, job, pass_id, done_at) VALUES ($1, $2, $3, $4, now())
-                     ON CONFLICT (tenant_id, job, user_id) DO UPDATE
-                        SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL",
-                )
-                .bind(unit.tenant.as_str())
-                .bind(unit.user.as_str())
-                .bind(&run.job)
-                .bind(pass)
-                .execute(&self.pool)
-                .await?;
+                // Forgets earlier failures of this unit (and their backoff).
+                sqlx::query("DELETE FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3")
+                    .bind(unit.tenant.as_str())
+                    .bind(unit.user.as_str())
+                    .bind(&run.job)
+                    .execute(&self.pool)
+                    .await?;
             }
             return Ok(Some(counts));
         }

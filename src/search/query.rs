@@ -21,8 +21,9 @@
 //! the text-search operators are not leakproof, so under a policy PostgreSQL must
 //! check the policy before them and cannot use the text indexes, which turns a
 //! keyword lookup for a user with 100,000 memories into a scan of all of them
-//! (240 ms instead of 1 ms). Every statement here filters by `tenant_id = $1`
-//! itself, and the isolation tests check every route.
+//! (240 ms instead of 1 ms). Every statement here filters by the tenant itself
+//! (`tenant_id = $1`, or the id written into the text for a user with an index of
+//! their own), and the isolation tests check every route.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

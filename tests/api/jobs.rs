@@ -306,6 +306,7 @@ async fn bad_job_files_name_the_file_and_the_key() {
         ("evict", "schedule = \"0 0 3 * * *\"\nenabeld = false", "unknown field `enabeld`"),
         ("purge", "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = 2.0", "budget.max_removed_fraction"),
         ("dedup", "schedule = \"0 0 3 * * *\"\nconcurrency = 0", "concurrency: must be between 1 and 8"),
+        ("index_large_users", "schedule = \"0 0 3 * * *\"\nconcurrency = 2", "concurrency: index_large_users works on one user at a time"),
     ];
     for (name, text, expected) in cases {
         let dir = job_dir(&[(name, text)]);
