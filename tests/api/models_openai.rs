@@ -126,7 +126,8 @@ async fn server_errors_are_retried_until_the_deadline_then_reported() {
         .respond_with(ResponseTemplate::new(503).set_body_string("upstream overloaded"))
         .mount(&server)
         .await;
-    let (embedder, _) = remote(&server, 3, 2);
+    // A deadline with room for several attempts on a busy machine (the suite runs in parallel).
+    let (embedder, _) = remote(&server, 3, 8);
 
     let started = std::time::Instant::now();
     let err = embedder.embed_one("hello").await.unwrap_err();
@@ -134,7 +135,7 @@ async fn server_errors_are_retried_until_the_deadline_then_reported() {
     assert!(matches!(err, ModelError::Exhausted { .. }), "{err:?}");
     assert!(err.to_string().contains("503"), "{err}");
     assert!(server.received_requests().await.unwrap().len() >= 3, "retried");
-    assert!(started.elapsed() < std::time::Duration::from_secs(3), "within the deadline");
+    assert!(started.elapsed() < std::time::Duration::from_secs(9), "within the deadline");
 }
 
 #[tokio::test]
