@@ -18,6 +18,7 @@
 //! Lookups are read-only SQL; access statistics go through [`crate::access`].
 
 mod query;
+mod summaries;
 pub use query::{candidates, has_own_index};
 pub mod terms;
 

@@ -34,6 +34,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use super::summaries;
 use super::terms::{Terms, terms};
 use super::{SearchQuery, SearchResult, score};
 use crate::configuration::SearchSettings;
@@ -163,10 +164,10 @@ pub async fn run(
         let lookup = MemoryLookup { tenant, query, vector: &vector, terms: &terms, settings, decay, now };
         results.extend(lookups.memories(&lookup).await?);
     }
-    for (wanted, table) in [(query.session_summaries, SESSION_SUMMARIES), (query.period_summaries, PERIOD_SUMMARIES)] {
+    for (wanted, table) in [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)] {
         if wanted {
             let mut conn = lookups.scans.acquire().await?;
-            results.extend(summaries(&mut conn, table, tenant, query, &vector, &terms, settings).await?);
+            results.extend(summaries::search(&mut conn, table, tenant, query, &vector, &terms, settings).await?);
         }
     }
     results.retain(|r| r.score >= query.min_score);
@@ -326,79 +327,4 @@ impl MemoryLookup<'_> {
             })
             .collect()
     }
-}
-
-/// How one kind of summary is stored.
-struct SummaryTable {
-    kind: &'static str,
-    table: &'static str,
-    id: &'static str,
-    sources: &'static str,
-    updated: &'static str,
-    visible: &'static str,
-}
-
-const SESSION_SUMMARIES: SummaryTable = SummaryTable {
-    kind: "session_summary",
-    table: "sessions",
-    id: "session_id",
-    sources: "summary_event_ids",
-    updated: "summarized_at",
-    visible: "summary IS NOT NULL AND ($5::timestamptz IS NULL OR summarized_at <= $5)",
-};
-
-const PERIOD_SUMMARIES: SummaryTable = SummaryTable {
-    kind: "period_summary",
-    table: "period_summaries",
-    id: "id::text",
-    sources: "'{}'::uuid[]",
-    updated: "updated_at",
-    visible: "($5::timestamptz IS NULL OR created_at <= $5)",
-};
-
-/// Summaries rank by relevance alone: they do not decay.
-async fn summaries(
-    conn: &mut PgConnection,
-    t: SummaryTable,
-    tenant: &TenantId,
-    query: &SearchQuery,
-    vector: &Embedding,
-    terms: &Terms,
-    settings: &SearchSettings,
-) -> sqlx::Result<Vec<SearchResult>> {
-    let dims = vector.dims();
-    let SummaryTable { table, id, sources, updated, visible, .. } = t;
-    let sql = format!(
-        "SELECT {id}, summary, {updated}, {sources},
-                CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $3) ELSE 0 END AS similarity,
-                (SELECT count(*) FROM unnest($4::text[]) t WHERE summary ILIKE '%' || t || '%')::float8
-                    / greatest(cardinality($4::text[]), 1)
-           FROM {table}
-          WHERE tenant_id = $1 AND user_id = $2 AND {visible}
-          ORDER BY similarity DESC LIMIT $6"
-    );
-    let like_terms: Vec<String> = terms.all.iter().map(|t| super::terms::escape_like(t)).collect();
-    let rows: Vec<(String, String, Option<DateTime<Utc>>, Vec<Uuid>, f64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(query.user.as_str())
-        .bind(vector.to_pgvector())
-        .bind(&like_terms)
-        .bind(query.as_of)
-        .bind(candidates(query.limit, settings) as i64)
-        .fetch_all(conn)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, content, updated_at, sources, similarity, lexical)| SearchResult {
-            id,
-            kind: t.kind.to_owned(),
-            category: None,
-            key: None,
-            content,
-            score: score(similarity, lexical, 1.0),
-            similarity,
-            updated_at: updated_at.unwrap_or_default(),
-            source_event_ids: sources,
-        })
-        .collect())
 }

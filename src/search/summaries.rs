@@ -1,0 +1,88 @@
+//! Summaries in search: session and period summaries, ranked by relevance alone (they
+//! do not decay), read on the scan connections.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::query::candidates;
+use super::terms::{Terms, escape_like};
+use super::{SearchQuery, SearchResult, score};
+use crate::configuration::SearchSettings;
+use crate::domain::TenantId;
+use crate::models::Embedding;
+
+/// How one kind of summary is stored.
+pub struct SummaryTable {
+    kind: &'static str,
+    table: &'static str,
+    id: &'static str,
+    sources: &'static str,
+    updated: &'static str,
+    visible: &'static str,
+}
+
+pub const SESSIONS: SummaryTable = SummaryTable {
+    kind: "session_summary",
+    table: "sessions",
+    id: "session_id",
+    sources: "summary_event_ids",
+    updated: "summarized_at",
+    visible: "summary IS NOT NULL AND ($5::timestamptz IS NULL OR summarized_at <= $5)",
+};
+
+pub const PERIODS: SummaryTable = SummaryTable {
+    kind: "period_summary",
+    table: "period_summaries",
+    id: "id::text",
+    sources: "'{}'::uuid[]",
+    updated: "updated_at",
+    visible: "($5::timestamptz IS NULL OR created_at <= $5)",
+};
+
+/// The user's summaries in `t` most relevant to the query.
+pub async fn search(
+    conn: &mut PgConnection,
+    t: SummaryTable,
+    tenant: &TenantId,
+    query: &SearchQuery,
+    vector: &Embedding,
+    terms: &Terms,
+    settings: &SearchSettings,
+) -> sqlx::Result<Vec<SearchResult>> {
+    let dims = vector.dims();
+    let SummaryTable { table, id, sources, updated, visible, .. } = t;
+    let sql = format!(
+        "SELECT {id}, summary, {updated}, {sources},
+                CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $3) ELSE 0 END AS similarity,
+                (SELECT count(*) FROM unnest($4::text[]) t WHERE summary ILIKE '%' || t || '%')::float8
+                    / greatest(cardinality($4::text[]), 1)
+           FROM {table}
+          WHERE tenant_id = $1 AND user_id = $2 AND {visible}
+          ORDER BY similarity DESC LIMIT $6"
+    );
+    let like_terms: Vec<String> = terms.all.iter().map(|t| escape_like(t)).collect();
+    let rows: Vec<(String, String, Option<DateTime<Utc>>, Vec<Uuid>, f64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.as_str())
+        .bind(query.user.as_str())
+        .bind(vector.to_pgvector())
+        .bind(&like_terms)
+        .bind(query.as_of)
+        .bind(candidates(query.limit, settings) as i64)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, content, updated_at, sources, similarity, lexical)| SearchResult {
+            id,
+            kind: t.kind.to_owned(),
+            category: None,
+            key: None,
+            content,
+            score: score(similarity, lexical, 1.0),
+            similarity,
+            updated_at: updated_at.unwrap_or_default(),
+            source_event_ids: sources,
+        })
+        .collect())
+}
