@@ -110,11 +110,30 @@ pub async fn begin_tenant_tx_with(
 }
 
 async fn connect_pool(settings: &DatabaseSettings, options: PgConnectOptions) -> sqlx::Result<PgPool> {
+    pool_options(settings.max_connections).connect_with(options.application_name("engram")).await
+}
+
+/// A pooled connection idle this long is pinged before it is handed out.
+const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+/// What every engram pool shares. A connection that was in use moments ago is handed
+/// out as it is (sqlx pings every connection when it comes back, and by default again
+/// before it goes out: one round trip more per lookup, which a remote replica makes
+/// costly). One that sat idle is pinged first, so a connection a restarted server
+/// dropped is replaced, not used.
+pub fn pool_options(max_connections: u32) -> PgPoolOptions {
     PgPoolOptions::new()
-        .max_connections(settings.max_connections)
+        .max_connections(max_connections)
         .acquire_timeout(Duration::from_secs(10))
-        .connect_with(options.application_name("engram"))
-        .await
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_AFTER_IDLE {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
 }
 
 /// Creates database `name` on the server of `server` unless it exists.

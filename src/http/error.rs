@@ -78,13 +78,24 @@ impl ResponseError for ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        match err {
-            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) => {
-                tracing::error!(error = %err, "database unavailable");
-                Self::Unavailable
-            }
-            other => Self::Internal(other.into()),
+        if database_gone(&err) {
+            tracing::error!(error = %err, "database unavailable");
+            return Self::Unavailable;
         }
+        Self::Internal(err.into())
+    }
+}
+
+/// The database cannot answer now, but may on a retry: no connection to be had, or the
+/// connection lost — cut, or ended by a server shutting down or restarting (SQLSTATE
+/// class 08, and 57P01–57P03).
+fn database_gone(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(err) => {
+            err.code().is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03"))
+        }
+        _ => false,
     }
 }
 

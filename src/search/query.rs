@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -83,7 +83,7 @@ impl Lookups {
                 ("hnsw.ef_search", ef_search.to_string()),
                 ("plan_cache_mode", plans.to_owned()),
             ]);
-            PgPoolOptions::new().max_connections(size).connect_lazy_with(options)
+            crate::db::pool_options(size).connect_lazy_with(options)
         };
         Self {
             scans: pool("force_generic_plan", settings.user_index_ef_search, max_connections),

@@ -25,6 +25,30 @@ async fn readiness_fails_when_the_database_is_gone() {
 }
 
 #[tokio::test]
+async fn lookups_survive_their_connections_being_cut() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read").await;
+    app.remember("acme", "ana", "tools", "Ana deploys with Terraform").await;
+    let body = serde_json::json!({"user_id": "ana", "query": "terraform"});
+    assert_eq!(app.search(&key, &body).await["results"].as_array().unwrap().len(), 1);
+
+    // As a server restart or failover does: every connection to this database ends.
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+
+    // A connection used moments ago is not pinged first, so a lookup may meet the cut
+    // one: that is a 503 to retry, never a 500, and the connection is replaced.
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        statuses.push(app.post_as(&key, "/v1/search", &body).await.status().as_u16());
+    }
+    assert!(statuses.iter().all(|s| [200, 503].contains(s)), "statuses after the cut: {statuses:?}");
+    assert_eq!(statuses.last(), Some(&200), "statuses after the cut: {statuses:?}");
+}
+
+#[tokio::test]
 async fn http_metrics_are_labelled_by_route_pattern_never_by_raw_path() {
     let app = spawn_app().await;
     let key = app.key("acme", "ingest").await;
