@@ -67,7 +67,7 @@ pub enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
         /// Concurrent clients of the search load test.
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 5)]
         clients: usize,
     },
     /// Evaluate memory quality on the scenarios in eval/ (or a LoCoMo file).
