@@ -58,6 +58,15 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     };
     let with_vectors = load(&base, &key, clients, Duration::from_secs(seconds), 256, vector_query).await?;
     let server_ms = server_side_mean_ms(&base).await?;
+    // Words in every memory of the corpus: the large user's keyword matches must not
+    // cost a pass over all of them.
+    let common_words = load(&base, &key, 1, Duration::from_secs(3), 64, {
+        let vectors = vectors.clone();
+        move |rng: &mut StdRng, _| {
+            json!({"user_id": LARGE_USER, "query": "memory topic", "embedding": query_vector(&vectors, rng), "limit": 10})
+        }
+    })
+    .await?;
     let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), 4096, move |rng: &mut StdRng, n| {
         let user = format!("u{}", rng.random_range(0..users));
         // Distinct texts, more than a run sends, so the embedding cache does not answer for the model.
@@ -76,6 +85,8 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         figures.extend(stats.figures(name));
     }
     figures.push(Figure { scenario: "search", metric: "vector_server_mean".into(), value: server_ms, unit: "ms" });
+    let common_p50 = percentile_ms(&common_words.latencies, 0.5);
+    figures.push(Figure { scenario: "search", metric: "large_user_common_words_p50".into(), value: common_p50, unit: "ms (1 client)" });
     figures.push(Figure { scenario: "search", metric: "large_user_recall_at_10".into(), value: recall, unit: "share" });
     Ok(figures)
 }

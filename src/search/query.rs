@@ -12,18 +12,22 @@
 //!
 //! A scan that finds more rows than that hands over to the index way, and the
 //! user is remembered as large for [`LARGE_USER_TTL`], together with whether they have
-//! an HNSW index of their own (`index_large_users`, a partial index on their ids). Their
-//! lookups name the user in the statement's text, so that one generic plan per user,
-//! cached like a scan's, can use that index, and run on the scan connections, whose
-//! `ef_search` is `search.user_index_ef_search`: every node of that graph is theirs.
+//! an HNSW index of their own (`index_large_users`, a partial index on their ids). Those
+//! who have one are looked up on connections whose `ef_search` is the shorter
+//! `search.user_index_ef_search`: every node of that graph is theirs.
+//!
+//! The index way is planned per lookup even so: whether the text indexes or the user's
+//! own rows find keyword matches cheaper depends on how common the words are. A word in
+//! many memories of every tenant makes the text index yield all of them (220 ms for the
+//! 100,000-memory user), where reading the user's rows finds 20 matches in 0.1 ms; only
+//! a plan made with the lookup's words can tell. Planning costs about 0.8 ms.
 //!
 //! Unlike other tenant work, lookups do not run under the row-level-security role:
 //! the text-search operators are not leakproof, so under a policy PostgreSQL must
 //! check the policy before them and cannot use the text indexes, which turns a
 //! keyword lookup for a user with 100,000 memories into a scan of all of them
 //! (240 ms instead of 1 ms). Every statement here filters by the tenant itself
-//! (`tenant_id = $1`, or the id written into the text for a user with an index of
-//! their own), and the isolation tests check every route.
+//! (`tenant_id = $1`), and the isolation tests check every route.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -57,12 +61,14 @@ const LARGE_USERS_KEPT: usize = 100_000;
 
 /// The lookup connections, and the users they found too large to scan.
 pub struct Lookups {
-    /// For scans, summaries and users with an index of their own: plans cached per
-    /// connection (`force_generic_plan`), `search.user_index_ef_search`.
+    /// For scans and summaries: plans cached per connection (`force_generic_plan`).
     scans: PgPool,
     /// For the index way through the shared graph: planned for each lookup
     /// (`force_custom_plan`), `search.ef_search`.
-    indexed: PgPool,
+    shared_graph: PgPool,
+    /// For users with an HNSW index of their own: planned for each lookup,
+    /// `search.user_index_ef_search`.
+    own_graphs: PgPool,
     large_users: Mutex<HashMap<(TenantId, String), LargeUser>>,
 }
 
@@ -75,7 +81,7 @@ struct LargeUser {
 impl Lookups {
     /// Connections to the read database, with pgvector's iterative index scan and
     /// `ef_search` set once per connection, so a lookup is one statement and one round
-    /// trip. The shared graph's lookups get a quarter of `max_connections` (at least 2).
+    /// trip. The index way gets a quarter of `max_connections` (at least 2) for each graph.
     pub fn new(read: &PgConnectOptions, settings: &SearchSettings, max_connections: u32) -> Self {
         let pool = |plans: &str, ef_search: u32, size: u32| {
             let options = read.clone().options([
@@ -86,8 +92,9 @@ impl Lookups {
             crate::db::pool_options(size).connect_lazy_with(options)
         };
         Self {
-            scans: pool("force_generic_plan", settings.user_index_ef_search, max_connections),
-            indexed: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
+            scans: pool("force_generic_plan", settings.ef_search, max_connections),
+            shared_graph: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
+            own_graphs: pool("force_custom_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
             large_users: Mutex::default(),
         }
     }
@@ -101,15 +108,12 @@ impl Lookups {
                 if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
                     return Ok(found);
                 }
-                let own_index = has_own_index(&self.indexed, tenant, user, lookup.vector.dims()).await?;
+                let own_index = has_own_index(&self.shared_graph, tenant, user, lookup.vector.dims()).await?;
                 self.remember_large(tenant, user, own_index)
             }
         };
-        if large.own_index {
-            lookup.indexed(&mut *self.scans.acquire().await?, true).await
-        } else {
-            lookup.indexed(&mut *self.indexed.acquire().await?, false).await
-        }
+        let graph = if large.own_index { &self.own_graphs } else { &self.shared_graph };
+        lookup.indexed(&mut *graph.acquire().await?).await
     }
 
     fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
@@ -201,20 +205,12 @@ impl MemoryLookup<'_> {
     /// Current memories, or those valid at `as_of` (superseded ones included then).
     /// Spelled out per case: the HNSW and text indexes cover what search can return,
     /// and the planner uses them only when the statement says so in so many words.
-    /// `named_user` writes the user's ids into the text instead of `$1` and `$2`.
-    fn filter(&self, named_user: bool) -> String {
-        let owner = if named_user {
-            // Ids hold no quotes (see `domain::ids`); doubled anyway, as SQL escapes them.
-            let quoted = |id: &str| format!("'{}'", id.replace('\'', "''"));
-            format!("tenant_id = {} AND user_id = {}", quoted(self.tenant.as_str()), quoted(self.query.user.as_str()))
-        } else {
-            "tenant_id = $1 AND user_id = $2".to_owned()
-        };
+    fn filter(&self) -> String {
         let validity = match self.query.as_of {
             None => "status = 'active' AND $12::timestamptz IS NULL",
             Some(_) => "status IN ('active', 'superseded') AND valid_from <= $12 AND (valid_to IS NULL OR valid_to > $12)",
         };
-        format!("{owner} AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}")
+        format!("tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}")
     }
 
     /// The candidate rows carry everything needed, so nothing is fetched twice by id.
@@ -249,7 +245,7 @@ impl MemoryLookup<'_> {
 
     /// The user's rows read once; `None` when there are more than `search.scan_limit`.
     async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
-        let (filter, columns) = (self.filter(false), self.columns());
+        let (filter, columns) = (self.filter(), self.columns());
         let sql = self.ranked(&format!(
             "mine AS MATERIALIZED (
                 SELECT {columns},
@@ -270,11 +266,10 @@ impl MemoryLookup<'_> {
         Ok(Some(self.results(rows)))
     }
 
-    /// The nearest from the HNSW index and the keyword matches from the text indexes.
-    /// With `own_index`, through the user's own HNSW index on a generic plan, which can
-    /// use it only when the statement names the user.
-    async fn indexed(&self, conn: &mut PgConnection, own_index: bool) -> sqlx::Result<Vec<SearchResult>> {
-        let (filter, columns) = (self.filter(own_index), self.columns());
+    /// The nearest from an HNSW index (the user's own when they have one: the plan sees
+    /// their ids) and the keyword matches from the text indexes or the user's rows.
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
+        let (filter, columns) = (self.filter(), self.columns());
         let dims = self.vector.dims();
         let sql = self.ranked(&format!(
             "vec AS (
