@@ -104,19 +104,7 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
     .bind(dims as i32)
     .fetch_one(&mut conn)
     .await?;
-    // The row, and whether its index exists and is valid.
-    let existing: Option<(String, bool)> = sqlx::query_as(
-        "SELECT u.index_name, coalesce(i.indisvalid, false)
-           FROM user_vector_indexes u
-           LEFT JOIN pg_class c ON c.relname = u.index_name AND c.relnamespace = current_schema()::regnamespace
-           LEFT JOIN pg_index i ON i.indexrelid = c.oid
-          WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.dims = $3",
-    )
-    .bind(tenant)
-    .bind(user)
-    .bind(dims as i32)
-    .fetch_optional(&mut conn)
-    .await?;
+    let existing = own_index(&mut conn, tenant, user, dims).await?;
     let build = match existing {
         Some((name, _)) if active < params.min_memories / 2 => {
             counts.add("dropped", 1);
@@ -179,6 +167,28 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
     }
     conn.close().await?;
     Ok(counts)
+}
+
+/// The name of the user's own index for vectors of `dims`, if it has a row, and whether
+/// that index exists and is valid (a build cut short leaves it invalid, or missing).
+pub async fn own_index(
+    db: impl sqlx::PgExecutor<'_>,
+    tenant: &str,
+    user: &str,
+    dims: usize,
+) -> sqlx::Result<Option<(String, bool)>> {
+    sqlx::query_as(
+        "SELECT u.index_name, coalesce(i.indisvalid, false)
+           FROM user_vector_indexes u
+           LEFT JOIN pg_class c ON c.relname = u.index_name AND c.relnamespace = current_schema()::regnamespace
+           LEFT JOIN pg_index i ON i.indexrelid = c.oid
+          WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.dims = $3",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(dims as i32)
+    .fetch_optional(db)
+    .await
 }
 
 /// Drops the user's indexes, as after the user was deleted: `CONCURRENTLY`, so it waits

@@ -134,18 +134,8 @@ impl Lookups {
 
 /// Whether the user has a valid HNSW index of their own for vectors of `dims`.
 pub async fn has_own_index(pool: &PgPool, tenant: &TenantId, user: &str, dims: usize) -> sqlx::Result<bool> {
-    sqlx::query_scalar(
-        "SELECT EXISTS (
-            SELECT FROM user_vector_indexes u
-              JOIN pg_class c ON c.relname = u.index_name AND c.relnamespace = current_schema()::regnamespace
-              JOIN pg_index i ON i.indexrelid = c.oid AND i.indisvalid
-             WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.dims = $3)",
-    )
-    .bind(tenant.as_str())
-    .bind(user)
-    .bind(dims as i32)
-    .fetch_one(pool)
-    .await
+    let index = crate::jobs::index_large_users::own_index(pool, tenant.as_str(), user, dims).await?;
+    Ok(index.is_some_and(|(_, valid)| valid))
 }
 
 /// Runs a validated search as of `now`; results are sorted by score and at or above `min_score`.
