@@ -16,8 +16,8 @@
 //! who have one are looked up on connections whose `ef_search` is the shorter
 //! `search.user_index_ef_search`: every node of that graph is theirs.
 //!
-//! The index way is planned per lookup even so: whether the text indexes or the user's
-//! own rows find keyword matches cheaper depends on how common the words are. A word in
+//! Their lookups are planned per lookup too: whether the text indexes or the user's own
+//! rows find keyword matches cheaper depends on how common the words are. A word in
 //! many memories of every tenant makes the text index yield all of them (220 ms for the
 //! 100,000-memory user), where reading the user's rows finds 20 matches in 0.1 ms; only
 //! a plan made with the lookup's words can tell. Planning costs about 0.8 ms.
