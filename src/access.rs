@@ -31,6 +31,12 @@ impl AccessRecorder {
         }
     }
 
+    /// Drops the buffered counts of a forgotten user. (Another replica's buffer may
+    /// still hold some: the flush writes counts only for memories that still exist.)
+    pub fn forget_user(&self, tenant: &TenantId, user: &UserId) {
+        self.pending.lock().expect("access lock").retain(|(t, _), (u, ..)| !(t == tenant && u == user));
+    }
+
     pub fn pending(&self) -> usize {
         self.pending.lock().expect("access lock").len()
     }
@@ -68,9 +74,15 @@ async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Resul
     let counts: Vec<i32> = batch.values().map(|v| v.1).collect();
     let times: Vec<DateTime<Utc>> = batch.values().map(|v| v.2).collect();
     let mut tx = begin_tenant_tx(pool, tenant).await?;
+    // Under the users' life locks, counts of memories forgotten meanwhile are dropped.
+    let mut held: Vec<&str> = users.clone();
+    held.sort_unstable();
+    held.dedup();
+    crate::users::hold(&mut tx, tenant, &held).await?;
     let done = sqlx::query(
         "INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
-         SELECT $1, id, u, n, at FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[]) AS x(id, u, n, at)
+         SELECT $1, x.id, x.u, x.n, x.at FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[]) AS x(id, u, n, at)
+          WHERE EXISTS (SELECT FROM memories m WHERE m.tenant_id = $1 AND m.id = x.id)
          ON CONFLICT (tenant_id, memory_id) DO UPDATE
             SET access_count = memory_access.access_count + excluded.access_count,
                 last_accessed_at = greatest(memory_access.last_accessed_at, excluded.last_accessed_at)",

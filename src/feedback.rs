@@ -93,6 +93,7 @@ pub async fn submit(db: &Database, tenant: &TenantId, request: FeedbackRequest) 
         return Err(ValidationError::new("note", "must be at most 2000 bytes of text").into());
     }
     let mut tx = db.tenant_tx(tenant).await?;
+    crate::users::hold(&mut tx, tenant, &[user.as_str()]).await?;
     if memories::get(&mut tx, tenant, &user, memory).await?.is_none() {
         return Err(FeedbackError::NotFound(memory));
     }

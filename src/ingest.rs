@@ -22,6 +22,8 @@ use crate::feedback::Detector;
 pub enum IngestError {
     #[error(transparent)]
     Invalid(#[from] ValidationError),
+    #[error("{0}: is already the id of another user's event")]
+    IdTaken(String),
     #[error("concurrent requests kept storing the same event ids; retry")]
     Contended,
     #[error("database error while storing events")]
@@ -133,6 +135,7 @@ async fn try_ingest(
     lock_users(&mut tx, tenant, events).await?;
 
     let existing = existing_client_ids(&mut tx, tenant, events).await?;
+    reject_ids_of_other_users(events, &existing)?;
     let fresh: Vec<usize> = (0..events.len())
         .filter(|&i| events[i].client_id.as_ref().is_none_or(|id| !existing.contains_key(id.as_str())))
         .collect();
@@ -165,9 +168,9 @@ async fn try_ingest(
                 fresh_slot.next();
             }
             _ => {
-                let (id, session) = &existing[event.client_id.as_ref().expect("only client ids repeat").as_str()];
-                out.ids.push(*id);
-                out.session_ids.push(session.clone());
+                let stored = &existing[event.client_id.as_ref().expect("only client ids repeat").as_str()];
+                out.ids.push(stored.id);
+                out.session_ids.push(stored.session.clone());
                 out.duplicates += 1;
             }
         }
@@ -175,36 +178,58 @@ async fn try_ingest(
     Ok(Some(out))
 }
 
-/// Serialises concurrent batches of one user, so two of them cannot both open a session.
+/// Serialises concurrent batches of one user, so two of them cannot both open a
+/// session; and holds the users' life locks, so a batch lands wholly before or after
+/// a deletion of its user.
 async fn lock_users(tx: &mut Transaction<'static, Postgres>, tenant: &TenantId, events: &[NewEvent]) -> sqlx::Result<()> {
     let users: BTreeSet<&str> = events.iter().map(|e| e.user_id.as_str()).collect();
-    for user in users {
+    for user in &users {
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))")
             .bind(tenant.as_str())
             .bind(user)
             .execute(&mut **tx)
             .await?;
     }
+    crate::users::hold(tx, tenant, &users.into_iter().collect::<Vec<_>>()).await
+}
+
+/// Client ids are unique per tenant (they are the platform's own message ids): one
+/// already stored for another user's event is a conflict, never a silent duplicate.
+fn reject_ids_of_other_users(events: &[NewEvent], existing: &HashMap<String, Stored>) -> Result<(), IngestError> {
+    for (i, event) in events.iter().enumerate() {
+        let Some(client_id) = &event.client_id else { continue };
+        if existing.get(client_id.as_str()).is_some_and(|stored| stored.user != event.user_id.as_str()) {
+            let field = if events.len() == 1 { "id".to_owned() } else { format!("events[{i}].id") };
+            return Err(IngestError::IdTaken(field));
+        }
+    }
     Ok(())
+}
+
+/// An event stored earlier under a client id of this batch.
+struct Stored {
+    id: Uuid,
+    user: String,
+    session: String,
 }
 
 async fn existing_client_ids(
     tx: &mut Transaction<'static, Postgres>,
     tenant: &TenantId,
     events: &[NewEvent],
-) -> sqlx::Result<HashMap<String, (Uuid, String)>> {
+) -> sqlx::Result<HashMap<String, Stored>> {
     let client_ids: Vec<&str> = events.iter().filter_map(|e| e.client_id.as_ref().map(|c| c.as_str())).collect();
     if client_ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let rows: Vec<(String, Uuid, String)> = sqlx::query_as(
-        "SELECT client_event_id, id, session_id FROM events WHERE tenant_id = $1 AND client_event_id = ANY($2)",
+    let rows: Vec<(String, Uuid, String, String)> = sqlx::query_as(
+        "SELECT client_event_id, id, user_id, session_id FROM events WHERE tenant_id = $1 AND client_event_id = ANY($2)",
     )
     .bind(tenant.as_str())
     .bind(&client_ids)
     .fetch_all(&mut **tx)
     .await?;
-    Ok(rows.into_iter().map(|(client, id, session)| (client, (id, session))).collect())
+    Ok(rows.into_iter().map(|(client, id, user, session)| (client, Stored { id, user, session })).collect())
 }
 
 /// The session of each fresh event: its own, or the user's open session (the latest one,
@@ -308,7 +333,16 @@ async fn insert_events(
             ON CONFLICT (tenant_id, user_id, session_id) DO UPDATE SET
                 started_at = least(sessions.started_at, excluded.started_at),
                 last_event_at = greatest(sessions.last_event_at, excluded.last_event_at),
-                event_count = sessions.event_count + excluded.event_count
+                event_count = sessions.event_count + excluded.event_count,
+                -- A late event re-opens a summarised session: summarize_sessions redoes
+                -- its summary once it ends again; the summary it had goes to its history.
+                summary_history = CASE WHEN sessions.summarized_at IS NULL THEN sessions.summary_history
+                    ELSE sessions.summary_history || jsonb_build_array(jsonb_build_object(
+                        'summary', sessions.summary, 'event_ids', to_jsonb(sessions.summary_event_ids),
+                        'summarized_at', sessions.summarized_at, 'reopened_at', now()))
+                    END,
+                summarized_at = NULL,
+                ended_at = NULL
          )
          SELECT count(*) FROM inserted",
     )

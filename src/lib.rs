@@ -24,4 +24,5 @@ pub mod search;
 pub mod startup;
 pub mod telemetry;
 pub mod text;
+pub mod user_indexes;
 pub mod users;

@@ -75,7 +75,12 @@ impl Application {
                 .app_data(state.clone())
                 .configure(if role.serves_api() { http::configure } else { http::configure_operations })
                 .openapi_service(http::openapi::serve)
-                .map(|app| app.wrap(from_fn(http::record_metrics)).default_service(web::to(http::not_found)))
+                .map(|app| {
+                    // The last wrap runs first: every request is counted, 401s included.
+                    app.wrap(from_fn(http::auth::authenticate))
+                        .wrap(from_fn(http::record_metrics))
+                        .default_service(web::to(http::not_found))
+                })
                 .into_app()
         })
         .workers(workers)

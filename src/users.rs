@@ -1,17 +1,73 @@
 //! Everything stored about one user: export it, or forget it everywhere in one
 //! transaction with an audit-log row that records who, when and how much — never
-//! what.
+//! what, and not the user's id either, only a keyed hash of it.
+//!
+//! **A deletion stays a deletion.** Every writer of a user's data — a job's unit, an
+//! ingest batch, feedback, the access-statistics flush — holds the user's *life lock*
+//! shared for its transaction ([`hold`]) and, where it works from an earlier read,
+//! checks that the user still exists ([`exists`]). Forgetting takes the same lock
+//! exclusively: it waits for the writers in flight, and every writer after it finds
+//! nothing left and writes nothing. A deleted user's id comes back only with new events.
 
+use hmac::{Hmac, KeyInit, Mac};
+use serde::Serialize;
 use serde_json::{Value, json};
-use sqlx::PgConnection;
+use sha2::Sha256;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::db::Database;
 use crate::domain::{TenantId, UserId};
+use crate::user_indexes;
 
 /// The tables that hold user data, children first so deletion never trips a reference.
-const USER_TABLES: &[&str] =
-    &["job_runs", "job_checkpoints", "feedback", "memory_access", "memory_history", "memories", "period_summaries", "sessions", "events"];
+/// `tests/api/forget.rs` checks this list against every table with a `user_id` column.
+const USER_TABLES: &[&str] = &[
+    "job_runs",
+    "job_checkpoints",
+    "feedback",
+    "memory_access",
+    "memory_history",
+    "memories",
+    "user_vector_indexes",
+    "period_summaries",
+    "sessions",
+    "events",
+];
+
+/// Holds the life locks of `users` (shared) until the transaction on `conn` ends.
+/// Writers share them; only [`forget`] takes one exclusively.
+pub async fn hold(conn: &mut PgConnection, tenant: &TenantId, users: &[&str]) -> sqlx::Result<()> {
+    // Seed 1 keeps these keys apart from ingest's session lock (seed 0) on the same ids.
+    sqlx::query("SELECT count(pg_advisory_xact_lock_shared(hashtextextended($1 || '/' || u, 1))) FROM unnest($2::text[]) u")
+        .bind(tenant.as_str())
+        .bind(users)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+async fn hold_exclusively(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 1))")
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Whether anything of the user is stored: events, sessions or memories.
+pub async fn exists(conn: &mut PgConnection, tenant: &TenantId, user: &str) -> sqlx::Result<bool> {
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT FROM events WHERE tenant_id = $1 AND user_id = $2)
+             OR EXISTS (SELECT FROM sessions WHERE tenant_id = $1 AND user_id = $2)
+             OR EXISTS (SELECT FROM memories WHERE tenant_id = $1 AND user_id = $2)",
+    )
+    .bind(tenant.as_str())
+    .bind(user)
+    .fetch_one(conn)
+    .await
+}
 
 /// Every row of the user, table by table, as JSON (embeddings left out: they are
 /// derived from the content and large).
@@ -19,7 +75,7 @@ pub async fn export(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Re
     let mut tx = db.tenant_tx(tenant).await?;
     let mut out = serde_json::Map::new();
     out.insert("user_id".into(), json!(user.as_str()));
-    for table in USER_TABLES.iter().rev() {
+    for table in USER_TABLES.iter().rev().filter(|t| **t != "user_vector_indexes") {
         out.insert((*table).into(), rows(&mut tx, tenant, user, table).await?);
     }
     tx.commit().await?;
@@ -41,9 +97,15 @@ async fn rows(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, table: 
     sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(user.as_str()).fetch_one(conn).await
 }
 
-/// Deletes the user everywhere; returns the rows removed per table.
+/// Deletes the user everywhere; returns the rows removed per table. Waits for the
+/// user's writers in flight (see the module documentation). An HNSW index of the
+/// user's own is dropped right after, in the background: a concurrent drop waits for
+/// the transactions using `memories`.
 pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid) -> sqlx::Result<Value> {
+    let user_hash = keyed_hash(&db.pool, tenant, user).await?;
     let mut tx = db.tenant_tx(tenant).await?;
+    hold_exclusively(&mut tx, tenant, user).await?;
+    let indexes = user_indexes::names_of(&mut tx, tenant, user).await?;
     let mut counts = serde_json::Map::new();
     for table in USER_TABLES {
         let sql = format!("DELETE FROM {table} WHERE tenant_id = $1 AND user_id = $2");
@@ -57,10 +119,68 @@ pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid
     .bind(tenant.as_str())
     .bind(Uuid::now_v7())
     .bind(format!("key:{actor}"))
-    .bind(user.as_str())
+    .bind(&user_hash)
     .bind(json!({"deleted": counts}))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    if !indexes.is_empty() {
+        let pool = db.pool.clone();
+        tokio::spawn(async move {
+            if let Err(err) = user_indexes::drop_all(&pool, &indexes).await {
+                tracing::warn!(error = %err, "cannot drop a deleted user's own index; the next index_large_users run will");
+            }
+        });
+    }
     Ok(counts)
+}
+
+/// A recorded deletion of a user, found by the user's id.
+#[derive(Debug, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Deletion {
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// `key:<id>` of the API key that asked for it, or `cli`.
+    pub actor: String,
+    /// Rows removed, per table.
+    #[schema(value_type = Object)]
+    pub deleted: Value,
+}
+
+/// The times `user` was forgotten in `tenant`, oldest first.
+pub async fn deletions(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Result<Vec<Deletion>> {
+    let user_hash = keyed_hash(&db.pool, tenant, user).await?;
+    let mut tx = db.tenant_tx(tenant).await?;
+    let found = sqlx::query_as(
+        "SELECT created_at AS at, actor, coalesce(details -> 'deleted', '{}') AS deleted FROM audit_log
+          WHERE tenant_id = $1 AND action = 'delete_user' AND target = $2 ORDER BY created_at",
+    )
+    .bind(tenant.as_str())
+    .bind(&user_hash)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(found)
+}
+
+/// `hmac:` and the hex HMAC-SHA256 of `tenant/user` under the installation's audit secret.
+async fn keyed_hash(pool: &PgPool, tenant: &TenantId, user: &UserId) -> sqlx::Result<String> {
+    let secret: Vec<u8> = sqlx::query_scalar("SELECT secret FROM instance_secrets WHERE name = 'audit'").fetch_one(pool).await?;
+    Ok(format!("hmac:{}", hmac_hex(&secret, &format!("{tenant}/{user}"))))
+}
+
+fn hmac_hex(secret: &[u8], message: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("HMAC takes keys of any length");
+    mac.update(message.as_bytes());
+    mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keyed_hash_is_hmac_sha256() {
+        // RFC 4231, test case 2.
+        assert_eq!(hmac_hex(b"Jefe", "what do ya want for nothing?"), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    }
 }

@@ -16,6 +16,9 @@ pub enum Scope {
     Read,
     Ingest,
     Admin,
+    /// The installation's control plane (schedules, runs over every tenant, system
+    /// records); only `engram keys create` grants it.
+    Operator,
 }
 
 impl Scope {
@@ -24,6 +27,7 @@ impl Scope {
             Self::Read => "read",
             Self::Ingest => "ingest",
             Self::Admin => "admin",
+            Self::Operator => "operator",
         }
     }
 }
@@ -42,7 +46,8 @@ impl FromStr for Scope {
             "read" => Ok(Self::Read),
             "ingest" => Ok(Self::Ingest),
             "admin" => Ok(Self::Admin),
-            other => Err(format!("unknown scope `{other}` (expected read, ingest or admin)")),
+            "operator" => Ok(Self::Operator),
+            other => Err(format!("unknown scope `{other}` (expected read, ingest, admin or operator)")),
         }
     }
 }
@@ -53,7 +58,7 @@ pub fn parse_scopes(text: &str) -> Result<Vec<Scope>, String> {
     scopes.sort_by_key(|s| s.as_str());
     scopes.dedup();
     if scopes.is_empty() {
-        return Err("at least one scope is required (read, ingest, admin)".into());
+        return Err("at least one scope is required (read, ingest, admin, operator)".into());
     }
     Ok(scopes)
 }

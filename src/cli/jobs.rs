@@ -142,7 +142,7 @@ fn print_run(run: &Run, json: bool) -> anyhow::Result<()> {
 }
 
 async fn list(db: &Database, jobs: &BTreeMap<String, Definition>, json: bool) -> anyhow::Result<()> {
-    let overview = control::overview(&db.pool, jobs).await?;
+    let overview = control::overview(&db.pool, jobs, &control::Reach::Installation).await?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &overview)?;

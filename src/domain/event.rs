@@ -37,6 +37,10 @@ impl Role {
     }
 }
 
+/// How far ahead of the server's clock a client's `created_at` may be: clocks drift,
+/// but an event from next year would keep its session open for a year.
+const MAX_AHEAD: chrono::TimeDelta = chrono::TimeDelta::days(1);
+
 /// The wire shape of one event; every field is checked by [`NewEvent::parse`].
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -90,6 +94,12 @@ impl NewEvent {
                 .map_err(|_| ValidationError::new("created_at", "must be an RFC 3339 timestamp, e.g. 2026-01-31T09:30:00Z"))?
                 .with_timezone(&Utc),
         };
+        if created_at < DateTime::UNIX_EPOCH || created_at > now + MAX_AHEAD {
+            return Err(ValidationError::new(
+                "created_at",
+                "must lie between 1970-01-01T00:00:00Z and one day after the server's time",
+            ));
+        }
         Ok(Self {
             client_id: raw.id.map(ClientEventId::parse).transpose()?,
             user_id: UserId::parse(required(raw.user_id, "user_id")?)?,
@@ -155,6 +165,9 @@ mod tests {
             ("content", json!("   ")),
             ("content", json!("a\u{0}b")),
             ("created_at", json!("yesterday")),
+            ("created_at", json!("9999-01-01T00:00:00Z")),
+            ("created_at", json!("0000-01-01T00:00:00Z")),
+            ("created_at", json!("1969-12-31T23:59:59Z")),
             ("metadata", json!([1, 2])),
             ("metadata", json!({"k": "a\u{0}"})),
             ("session_id", json!("has space")),

@@ -1,36 +1,129 @@
-//! The bearer-key extractor: every `/v1` and `/admin` handler takes a [`Principal`].
+//! Who is calling, decided before anything else of the request is looked at.
+//!
+//! [`authenticate`] runs as middleware on every `/v1` and `/admin` request: no key, or a
+//! key that is unknown or revoked, is a 401 before the handler (and with it the body's
+//! parsing) starts. A handler names the scope it needs in its first argument,
+//! [`Authorized<need::Read>`] and the like: the check reads what the middleware found,
+//! so it is decided in the first poll of the extractors, before any body extractor
+//! behind it has read a byte — a 403 never loses to a 400.
 
-use std::future::Future;
-use std::pin::Pin;
+use std::future::{Ready, ready};
+use std::marker::PhantomData;
+use std::ops::Deref;
 
-use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 
 use super::error::ApiError;
 use super::state::AppState;
 use crate::auth::{Principal, Scope};
 
-impl FromRequest for Principal {
-    type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+/// The path prefixes that need a key.
+const PROTECTED: &[&str] = &["/v1/", "/admin/"];
 
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = req.app_data::<web::Data<AppState>>().cloned();
-        let secret = req
-            .headers()
-            .get("authorization")
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .map(|secret| secret.trim().to_owned());
-        Box::pin(async move {
-            let (Some(state), Some(secret)) = (state, secret) else {
-                return Err(ApiError::Unauthorized);
-            };
-            state.keys.authenticate(&state.db.pool, &secret).await?.ok_or(ApiError::Unauthorized)
-        })
+/// Looks up the bearer key of a protected request and keeps its principal in the
+/// request's extensions; answers 401 itself when there is none.
+pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static>>, actix_web::Error> {
+    if !PROTECTED.iter().any(|prefix| req.path().starts_with(prefix)) {
+        return Ok(next.call(req).await?.map_into_left_body());
+    }
+    let secret = req
+        .headers()
+        .get("authorization")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(|secret| secret.trim().to_owned());
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let found = match (state, secret) {
+        (Some(state), Some(secret)) => state.keys.authenticate(&state.db.pool, &secret).await.map_err(ApiError::from),
+        _ => Ok(None),
+    };
+    match found {
+        Ok(Some(principal)) => {
+            req.extensions_mut().insert(principal);
+            Ok(next.call(req).await?.map_into_left_body())
+        }
+        Ok(None) => Ok(req.error_response(ApiError::Unauthorized).map_into_right_body()),
+        Err(err) => Ok(req.error_response(err).map_into_right_body()),
     }
 }
 
-/// 403 unless the key carries `scope`.
-pub fn require(principal: &Principal, scope: Scope) -> Result<(), ApiError> {
-    if principal.has(scope) { Ok(()) } else { Err(ApiError::Forbidden(scope)) }
+/// What a route needs of a key.
+pub trait Need {
+    /// The scope named in a 403.
+    const SCOPE: Scope;
+
+    fn allows(principal: &Principal) -> bool {
+        principal.has(Self::SCOPE)
+    }
+}
+
+/// The requirements handlers name.
+pub mod need {
+    use super::{Need, Principal, Scope};
+
+    /// Lookups and feedback.
+    pub struct Read;
+    /// Appending events.
+    pub struct Ingest;
+    /// The tenant's own administration: its users, its runs.
+    pub struct Admin;
+    /// The installation's administration: schedules, runs over every tenant. Only the
+    /// CLI grants it (`engram keys create --scope operator`).
+    pub struct Operator;
+    /// Job runs and their records: a tenant's admin for its own, an operator for all.
+    pub struct Jobs;
+
+    impl Need for Read {
+        const SCOPE: Scope = Scope::Read;
+    }
+    impl Need for Ingest {
+        const SCOPE: Scope = Scope::Ingest;
+    }
+    impl Need for Admin {
+        const SCOPE: Scope = Scope::Admin;
+    }
+    impl Need for Operator {
+        const SCOPE: Scope = Scope::Operator;
+    }
+    impl Need for Jobs {
+        const SCOPE: Scope = Scope::Admin;
+
+        fn allows(principal: &Principal) -> bool {
+            principal.has(Scope::Admin) || principal.has(Scope::Operator)
+        }
+    }
+}
+
+/// The caller's principal, checked against `N`; put it first among a handler's arguments.
+pub struct Authorized<N: Need> {
+    principal: Principal,
+    need: PhantomData<N>,
+}
+
+impl<N: Need> Deref for Authorized<N> {
+    type Target = Principal;
+
+    fn deref(&self) -> &Principal {
+        &self.principal
+    }
+}
+
+impl<N: Need> FromRequest for Authorized<N> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let principal = req.extensions().get::<Principal>().cloned();
+        ready(match principal {
+            None => Err(ApiError::Unauthorized),
+            Some(principal) if !N::allows(&principal) => Err(ApiError::Forbidden(N::SCOPE)),
+            Some(principal) => Ok(Self { principal, need: PhantomData }),
+        })
+    }
 }

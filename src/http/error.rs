@@ -21,6 +21,8 @@ pub enum ApiError {
     Forbidden(Scope),
     #[error("the request body exceeds the limit of {0} bytes")]
     PayloadTooLarge(usize),
+    #[error("the request body must be JSON: send `Content-Type: application/json`")]
+    UnsupportedMediaType,
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -38,6 +40,7 @@ impl ApiError {
             Self::Unauthorized => "unauthorized",
             Self::Forbidden(_) => "forbidden",
             Self::PayloadTooLarge(_) => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
             Self::NotFound(_) => "not_found",
             Self::Conflict(_) => "conflict",
             Self::Unavailable => "unavailable",
@@ -53,6 +56,7 @@ impl ResponseError for ApiError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -115,7 +119,7 @@ impl From<IngestError> for ApiError {
     fn from(err: IngestError) -> Self {
         match err {
             IngestError::Invalid(err) => Self::Invalid(err),
-            IngestError::Contended => Self::Conflict(err.to_string()),
+            IngestError::Contended | IngestError::IdTaken(_) => Self::Conflict(err.to_string()),
             IngestError::Database(err) => err.into(),
         }
     }

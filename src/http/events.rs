@@ -3,11 +3,10 @@
 use actix_web::{HttpResponse, post, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use super::auth::require;
+use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::Body;
 use super::state::AppState;
-use crate::auth::{Principal, Scope};
 use super::openapi::{ErrorBody, EventsBody};
 use crate::ingest::{self, Ingested};
 
@@ -20,8 +19,7 @@ use crate::ingest::{self, Ingested};
 )]
 #[post("/v1/events")]
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
-async fn post_events(state: web::Data<AppState>, principal: Principal, body: Body) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Ingest)?;
+async fn post_events(state: web::Data<AppState>, principal: Authorized<need::Ingest>, body: Body) -> Result<HttpResponse, ApiError> {
     let events = ingest::parse_body(&body.0, &state.settings.ingest, state.clock.now())?;
     let done = ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
     if done.corrections > 0 {

@@ -15,8 +15,17 @@ use super::error::ApiError;
 use super::state::AppState;
 use crate::domain::ValidationError;
 
-/// The raw request body, at most `server.max_body_bytes`.
+/// The raw request body of a JSON route, at most `server.max_body_bytes` (413 past
+/// it). A body that is not empty must be declared `application/json` (or a `+json`
+/// type): anything else is a 415, so a form or a plain-text post is never guessed at.
 pub struct Body(pub web::BytesMut);
+
+/// Whether the request declares a JSON body.
+fn declares_json(req: &HttpRequest) -> bool {
+    let Some(value) = req.headers().get("content-type").and_then(|v| v.to_str().ok()) else { return false };
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
 
 impl FromRequest for Body {
     type Error = ApiError;
@@ -29,10 +38,14 @@ impl FromRequest for Body {
             .get("content-length")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
+        let json = declares_json(req);
         let mut payload = payload.take();
         Box::pin(async move {
             if declared.is_some_and(|n| n > limit) {
                 return Err(ApiError::PayloadTooLarge(limit));
+            }
+            if !json && declared.is_some_and(|n| n > 0) {
+                return Err(ApiError::UnsupportedMediaType);
             }
             let mut body = web::BytesMut::new();
             while let Some(chunk) = payload.next().await {
@@ -41,6 +54,9 @@ impl FromRequest for Body {
                     return Err(ApiError::PayloadTooLarge(limit));
                 }
                 body.extend_from_slice(&chunk);
+            }
+            if !json && !body.is_empty() {
+                return Err(ApiError::UnsupportedMediaType);
             }
             Ok(Body(body))
         })

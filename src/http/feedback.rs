@@ -4,12 +4,11 @@ use actix_web::{HttpResponse, post, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
 
-use super::auth::require;
+use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::JsonBody;
 use super::openapi::{Created, ErrorBody};
 use super::state::AppState;
-use crate::auth::{Principal, Scope};
 use crate::feedback::{self, FeedbackError, FeedbackRequest};
 
 #[utoipa::path(
@@ -22,10 +21,9 @@ use crate::feedback::{self, FeedbackError, FeedbackRequest};
 #[post("/v1/feedback")]
 async fn post_feedback(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Read>,
     body: JsonBody<FeedbackRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Read)?;
     let (id, correction) = feedback::submit(&state.db, &principal.tenant, body.0).await.map_err(|err| match err {
         FeedbackError::Invalid(err) => ApiError::Invalid(err),
         FeedbackError::NotFound(_) => ApiError::NotFound(err.to_string()),

@@ -1,6 +1,7 @@
 //! `/admin/v1/jobs…`: list jobs, trigger runs, read a run, pause and resume schedules.
-//! Runs triggered here are scoped to the key's tenant (or one of its users); queued
-//! runs are executed by a worker replica.
+//! A tenant's `admin` key sees and triggers only its own tenant's runs; schedules and
+//! runs over every tenant need the `operator` scope. Queued runs are executed by a
+//! worker replica.
 
 use actix_web::{HttpResponse, get, post, web};
 use serde::Deserialize;
@@ -8,15 +9,21 @@ use serde_json::json;
 use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
-use super::auth::require;
+use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::Body;
 use super::openapi::{ErrorBody, JobList, Paused, Queued};
 use super::state::AppState;
 use crate::auth::{Principal, Scope as KeyScope};
 use crate::domain::{UserId, ValidationError};
-use crate::jobs::control::{self, ControlError};
-use crate::jobs::{Run, Scope, Trigger, runs};
+use crate::jobs::control::{self, ControlError, Reach};
+use crate::domain::TenantId;
+use crate::jobs::{Run, Scope, Trigger};
+
+/// An operator reaches the whole installation; anyone else their own tenant.
+fn reach_of(principal: &Principal) -> Reach {
+    if principal.has(KeyScope::Operator) { Reach::Installation } else { Reach::Tenant(principal.tenant.clone()) }
+}
 
 impl From<ControlError> for ApiError {
     fn from(err: ControlError) -> Self {
@@ -35,9 +42,8 @@ impl From<ControlError> for ApiError {
     security(("api_key" = []))
 )]
 #[get("/admin/v1/jobs")]
-async fn list_jobs(state: web::Data<AppState>, principal: Principal) -> Result<HttpResponse, ApiError> {
-    require(&principal, KeyScope::Admin)?;
-    let jobs = control::overview(&state.db.pool, &state.jobs).await?;
+async fn list_jobs(state: web::Data<AppState>, principal: Authorized<need::Jobs>) -> Result<HttpResponse, ApiError> {
+    let jobs = control::overview(&state.db.pool, &state.jobs, &reach_of(&principal)).await?;
     Ok(HttpResponse::Ok().json(json!({"jobs": jobs})))
 }
 
@@ -45,10 +51,13 @@ async fn list_jobs(state: web::Data<AppState>, principal: Principal) -> Result<H
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TriggerRequest {
-    /// Only this user of the key's tenant; all its users when absent.
+    /// Only this user of the tenant; all its users when absent.
     user_id: Option<String>,
-    /// Must be the key's own tenant when given.
+    /// The key's own tenant when absent; another tenant only with the `operator` scope.
     tenant: Option<String>,
+    /// Every tenant (the schedule's scope); needs the `operator` scope.
+    #[serde(default)]
+    all_tenants: bool,
     /// Compute and report, change nothing.
     #[serde(default)]
     dry_run: bool,
@@ -65,19 +74,29 @@ pub struct TriggerRequest {
     security(("api_key" = []))
 )]
 #[post("/admin/v1/jobs/{job}/runs")]
-async fn trigger_run(state: web::Data<AppState>, principal: Principal, path: web::Path<String>, body: Body) -> Result<HttpResponse, ApiError> {
-    require(&principal, KeyScope::Admin)?;
+async fn trigger_run(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Jobs>,
+    path: web::Path<String>,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
     let request: TriggerRequest = if body.0.iter().all(u8::is_ascii_whitespace) {
         TriggerRequest::default()
     } else {
         serde_json::from_slice(&body.0).map_err(|err| ValidationError::new("body", err.to_string()))?
     };
-    if request.tenant.as_deref().is_some_and(|t| t != principal.tenant.as_str()) {
-        return Err(ValidationError::new("tenant", "a key can only trigger runs for its own tenant").into());
-    }
-    let scope = match request.user_id {
-        Some(user) => Scope::user(principal.tenant.clone(), UserId::parse(user)?),
-        None => Scope::tenant(principal.tenant.clone()),
+    let operator = principal.has(KeyScope::Operator);
+    let tenant = match request.tenant {
+        Some(tenant) if tenant != principal.tenant.as_str() && !operator => return Err(ApiError::Forbidden(KeyScope::Operator)),
+        Some(tenant) => TenantId::parse(tenant)?,
+        None => principal.tenant.clone(),
+    };
+    let scope = match (request.all_tenants, request.user_id) {
+        (true, _) if !operator => return Err(ApiError::Forbidden(KeyScope::Operator)),
+        (true, Some(_)) => return Err(ValidationError::new("all_tenants", "cannot be combined with user_id").into()),
+        (true, None) => Scope::all(),
+        (false, Some(user)) => Scope::user(tenant, UserId::parse(user)?),
+        (false, None) => Scope::tenant(tenant),
     };
     let job = path.into_inner();
     let run_id = control::trigger(&state.db.pool, &state.jobs, &job, &scope, Trigger::Admin, request.dry_run, None).await?;
@@ -94,15 +113,13 @@ async fn trigger_run(state: web::Data<AppState>, principal: Principal, path: web
     security(("api_key" = []))
 )]
 #[get("/admin/v1/jobs/runs/{run_id}")]
-async fn get_run(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    require(&principal, KeyScope::Admin)?;
+async fn get_run(state: web::Data<AppState>, principal: Authorized<need::Jobs>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = Uuid::parse_str(&path).map_err(|_| ValidationError::new("run_id", "must be a UUID"))?;
-    let run = runs::get(&state.db.pool, id).await?.ok_or_else(|| ApiError::NotFound(format!("no run {id}")))?;
+    let run = control::run(&state.db.pool, id, &reach_of(&principal)).await?.ok_or_else(|| ApiError::NotFound(format!("no run {id}")))?;
     Ok(HttpResponse::Ok().json(run))
 }
 
 async fn set_paused(state: &AppState, principal: &Principal, job: &str, paused: bool) -> Result<HttpResponse, ApiError> {
-    require(principal, KeyScope::Admin)?;
     control::set_paused(&state.db.pool, &state.jobs, job, paused, &format!("key:{}", principal.key_id)).await?;
     tracing::info!(job, paused, "job schedule switched");
     Ok(HttpResponse::Ok().json(json!({"job": job, "paused": paused})))
@@ -117,7 +134,7 @@ async fn set_paused(state: &AppState, principal: &Principal, job: &str, paused: 
     security(("api_key" = []))
 )]
 #[post("/admin/v1/jobs/{job}/pause")]
-async fn pause(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn pause(state: web::Data<AppState>, principal: Authorized<need::Operator>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     set_paused(&state, &principal, &path, true).await
 }
 
@@ -130,7 +147,7 @@ async fn pause(state: web::Data<AppState>, principal: Principal, path: web::Path
     security(("api_key" = []))
 )]
 #[post("/admin/v1/jobs/{job}/resume")]
-async fn resume(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn resume(state: web::Data<AppState>, principal: Authorized<need::Operator>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     set_paused(&state, &principal, &path, false).await
 }
 

@@ -53,7 +53,7 @@ pub async fn record_metrics(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody + 'static>, actix_web::Error> {
     let started = Instant::now();
-    let method = req.method().to_string();
+    let method = method_label(req.method());
     let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let request_id = uuid::Uuid::now_v7().simple().to_string();
@@ -65,8 +65,22 @@ pub async fn record_metrics(
     span.in_scope(|| tracing::debug!(status = response.status().as_u16(), seconds = started.elapsed().as_secs_f64(), "request served"));
     if let Some(state) = state {
         let status = response.status().as_u16().to_string();
-        state.metrics.http_requests.with_label_values(&[&method, &route, &status]).inc();
-        state.metrics.http_duration.with_label_values(&[&method, &route]).observe(started.elapsed().as_secs_f64());
+        state.metrics.http_requests.with_label_values(&[method, &route, &status]).inc();
+        state.metrics.http_duration.with_label_values(&[method, &route]).observe(started.elapsed().as_secs_f64());
     }
     Ok(response)
+}
+
+/// The `method` label: one of the methods engram serves, or `other`, so that invented
+/// methods cannot grow the metrics without bound.
+fn method_label(method: &actix_web::http::Method) -> &'static str {
+    use actix_web::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
 }

@@ -189,6 +189,12 @@ pub struct Deleted {
     deleted: Value,
 }
 
+/// Served by `GET /admin/v1/users/{user_id}/deletions`.
+#[derive(serde::Serialize, ToSchema)]
+pub struct DeletionList {
+    pub deletions: Vec<crate::users::Deletion>,
+}
+
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct Status {

@@ -7,12 +7,11 @@ use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
-use super::auth::require;
+use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::{JsonBody, Params};
 use super::openapi::{ContextBody, ErrorBody};
 use super::state::AppState;
-use crate::auth::{Principal, Scope};
 use crate::context::{self, Candidate};
 use crate::db::begin_tenant_tx;
 use crate::domain::{TenantId, UserId};
@@ -28,10 +27,9 @@ use crate::search::{self, SearchQuery, SearchRequest, SearchResponse, SearchResu
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
 async fn post_search(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Read>,
     body: JsonBody<SearchRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Read)?;
     let started = Instant::now();
     let query = SearchQuery::parse(body.0, &state.settings.search, state.embedder.dims())?;
     let results = lookup(&state, &principal.tenant, &query).await?;
@@ -62,11 +60,10 @@ async fn lookup(state: &AppState, tenant: &TenantId, query: &SearchQuery) -> Res
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
 async fn get_context(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Read>,
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Read)?;
     let started = Instant::now();
     let user = UserId::parse(path.into_inner())?;
     let params = Params::parse(&req, &["query", "max_tokens"])?;

@@ -65,6 +65,13 @@ impl AppState {
         })
     }
 
+    /// Drops what this process holds in memory about a user just forgotten: buffered
+    /// access counts (which would otherwise be written back) and the lookup's notes.
+    pub fn forget_user(&self, tenant: &crate::domain::TenantId, user: &crate::domain::UserId) {
+        self.access.forget_user(tenant, user);
+        self.lookups.forget_user(tenant, user.as_str());
+    }
+
     /// Why this process is not ready (empty when it is): the database must answer
     /// within two seconds and the model endpoints must answer. Also sets `engram_ready`.
     pub async fn readiness_problems(&self) -> Vec<String> {

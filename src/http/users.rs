@@ -6,12 +6,12 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::auth::require;
+use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::Params;
-use super::openapi::{Deleted, ErrorBody, Export, MemoryDetail, MemoryPage, SessionList, SummaryList};
+use super::openapi::{Deleted, DeletionList, ErrorBody, Export, MemoryDetail, MemoryPage, SessionList, SummaryList};
 use super::state::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Principal;
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
 use crate::memories::{self, CATEGORIES, KINDS, ListFilter, RestoreError, STATUSES};
@@ -34,11 +34,10 @@ fn user_of(path: String) -> Result<UserId, ApiError> {
 #[get("/v1/users/{user_id}/memories")]
 async fn list_memories(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Read>,
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Read)?;
     let user = user_of(path.into_inner())?;
     let params = Params::parse(&req, &["category", "status", "kind", "limit", "cursor"])?;
     let checked = |name: &str, allowed: &[&str]| -> Result<Option<String>, ValidationError> {
@@ -71,10 +70,9 @@ async fn list_memories(
 #[get("/v1/users/{user_id}/memories/{memory_id}")]
 async fn get_memory(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Read>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Read)?;
     let (user, id) = path.into_inner();
     let user = user_of(user)?;
     let id: Uuid = id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
@@ -97,7 +95,7 @@ async fn get_memory(
 #[get("/v1/users/{user_id}/sessions")]
 async fn list_sessions(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Read>,
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
@@ -119,7 +117,7 @@ async fn list_sessions(
 #[get("/v1/users/{user_id}/summaries")]
 async fn list_summaries(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Read>,
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
@@ -139,7 +137,6 @@ async fn latest_rows(
     req: &HttpRequest,
     sql: &'static str,
 ) -> Result<serde_json::Value, ApiError> {
-    require(principal, Scope::Read)?;
     let user = user_of(user)?;
     let limit = Params::parse(req, &["limit"])?.int("limit", 20, 1..=MAX_PAGE)?;
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
@@ -160,8 +157,7 @@ async fn latest_rows(
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/export")]
-async fn export_user(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Admin)?;
+async fn export_user(state: web::Data<AppState>, principal: Authorized<need::Admin>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
     Ok(HttpResponse::Ok().json(users::export(&state.db, &principal.tenant, &user).await?))
 }
@@ -173,20 +169,30 @@ async fn export_user(state: web::Data<AppState>, principal: Principal, path: web
     security(("api_key" = []))
 )]
 #[delete("/admin/v1/users/{user_id}")]
-async fn delete_user(state: web::Data<AppState>, principal: Principal, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Admin)?;
+async fn delete_user(state: web::Data<AppState>, principal: Authorized<need::Admin>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
     let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
+    state.forget_user(&principal.tenant, &user);
     tracing::info!(tenant = %principal.tenant, "user deleted");
-    // An HNSW index of the user's own goes too, in the background: a concurrent drop waits
-    // for the transactions using `memories`. Whatever is left, the job's next run drops.
-    let (pool, tenant, user_id) = (state.db.pool.clone(), principal.tenant.to_string(), user.as_str().to_owned());
-    actix_web::rt::spawn(async move {
-        if let Err(err) = crate::jobs::index_large_users::drop_user_indexes(&pool, &tenant, &user_id).await {
-            tracing::warn!(error = %err, "cannot drop the deleted user's own index; the next index_large_users run will");
-        }
-    });
     Ok(HttpResponse::Ok().json(json!({"user_id": user, "deleted": deleted})))
+}
+
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path)),
+    responses((status = 200, description = "When the user was forgotten, by whom, how much (scope admin); the log keeps only a keyed hash of the id", body = DeletionList),
+              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/admin/v1/users/{user_id}/deletions")]
+async fn list_deletions(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Admin>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let user = user_of(path.into_inner())?;
+    let deletions = users::deletions(&state.db, &principal.tenant, &user).await?;
+    Ok(HttpResponse::Ok().json(DeletionList { deletions }))
 }
 
 #[utoipa::path(
@@ -201,10 +207,9 @@ async fn delete_user(state: web::Data<AppState>, principal: Principal, path: web
 #[post("/admin/v1/users/{user_id}/memories/{memory_id}/restore")]
 async fn restore_memory(
     state: web::Data<AppState>,
-    principal: Principal,
+    principal: Authorized<need::Admin>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    require(&principal, Scope::Admin)?;
     let (user, id) = path.into_inner();
     let user = user_of(user)?;
     let id = Uuid::parse_str(&id).map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
@@ -228,5 +233,6 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(list_sessions)
         .service(list_summaries)
         .service(export_user)
-        .service(delete_user);
+        .service(delete_user)
+        .service(list_deletions);
 }

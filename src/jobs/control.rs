@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::runs::{self, Enqueued, NewRun, Run};
 use super::{Definition, Scope, Trigger};
+use crate::domain::TenantId;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControlError {
@@ -35,9 +36,29 @@ pub struct JobOverview {
     pub last_run: Option<Run>,
 }
 
-pub async fn overview(pool: &PgPool, jobs: &BTreeMap<String, Definition>) -> Result<Vec<JobOverview>, ControlError> {
+/// Whose runs an administrator sees and acts on: a tenant's admin its own tenant's,
+/// an operator (or the CLI) every run of the installation.
+#[derive(Debug, Clone)]
+pub enum Reach {
+    Tenant(TenantId),
+    Installation,
+}
+
+impl Reach {
+    /// The tenant runs are limited to; `None` for the whole installation.
+    pub fn tenant(&self) -> Option<&TenantId> {
+        match self {
+            Self::Tenant(tenant) => Some(tenant),
+            Self::Installation => None,
+        }
+    }
+}
+
+/// Every job with its schedule, and the latest run within `reach`.
+pub async fn overview(pool: &PgPool, jobs: &BTreeMap<String, Definition>, reach: &Reach) -> Result<Vec<JobOverview>, ControlError> {
     let paused = runs::paused(pool).await?;
-    let mut latest: BTreeMap<String, Run> = runs::latest(pool).await?.into_iter().map(|r| (r.job.clone(), r)).collect();
+    let mut latest: BTreeMap<String, Run> =
+        runs::latest(pool, reach.tenant()).await?.into_iter().map(|r| (r.job.clone(), r)).collect();
     let now = Utc::now();
     Ok(jobs
         .values()
@@ -53,6 +74,11 @@ pub async fn overview(pool: &PgPool, jobs: &BTreeMap<String, Definition>) -> Res
             }
         })
         .collect())
+}
+
+/// One run, if it lies within `reach`.
+pub async fn run(pool: &PgPool, id: Uuid, reach: &Reach) -> Result<Option<Run>, ControlError> {
+    Ok(runs::get(pool, id).await?.filter(|run| reach.tenant().is_none_or(|t| run.tenant_id.as_deref() == Some(t.as_str()))))
 }
 
 /// Queues a run of `job` over `scope`; an executor (a worker replica, or the caller

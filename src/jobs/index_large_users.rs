@@ -17,6 +17,7 @@ use sqlx::{Connection, PgPool};
 
 use super::runner::Unit;
 use super::{Counts, Scope};
+use crate::{user_indexes, users};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -82,18 +83,10 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
     let mut counts = Counts::default();
     // Its own connection: session settings for the build must not reach the pool.
     let mut conn = pool.acquire().await?.detach();
-    // Indexes for another embedding dimension serve no lookup any more.
-    let stale: Vec<String> =
-        sqlx::query_scalar("SELECT index_name FROM user_vector_indexes WHERE tenant_id = $1 AND user_id = $2 AND dims <> $3")
-            .bind(tenant)
-            .bind(user)
-            .bind(dims as i32)
-            .fetch_all(&mut conn)
-            .await?;
-    for name in stale {
+    for name in user_indexes::stale(&mut conn, tenant, user, dims).await? {
         counts.add("dropped", 1);
         if !dry_run {
-            drop_index(&mut conn, &name).await?;
+            user_indexes::drop(&mut conn, &name).await?;
         }
     }
     let active: i64 = sqlx::query_scalar(
@@ -104,12 +97,12 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
     .bind(dims as i32)
     .fetch_one(&mut conn)
     .await?;
-    let existing = own_index(&mut conn, tenant, user, dims).await?;
+    let existing = user_indexes::own_index(&mut conn, tenant, user, dims).await?;
     let build = match existing {
         Some((name, _)) if active < params.min_memories / 2 => {
             counts.add("dropped", 1);
             if !dry_run {
-                drop_index(&mut conn, &name).await?;
+                user_indexes::drop(&mut conn, &name).await?;
             }
             false
         }
@@ -120,15 +113,14 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
         Some((name, false)) => {
             counts.add("rebuilt", 1);
             if !dry_run {
-                drop_index(&mut conn, &name).await?;
+                user_indexes::drop(&mut conn, &name).await?;
             }
             true
         }
         None if active >= params.min_memories => {
             // A dry run writes no rows: it counts the builds it would have made so far.
             let planned = if dry_run { unit.earlier.get("built") } else { 0 };
-            let taken: i64 = sqlx::query_scalar("SELECT count(*) FROM user_vector_indexes").fetch_one(&mut conn).await?;
-            let fits = taken + planned < params.max_indexes;
+            let fits = user_indexes::count(&mut conn).await? + planned < params.max_indexes;
             counts.add(if fits { "built" } else { "at_capacity" }, 1);
             fits
         }
@@ -137,17 +129,16 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
     if build && !dry_run {
         let name = index_name(unit, dims);
         // The row first: it is how a later run finds an index this build leaves invalid.
-        sqlx::query(
-            "INSERT INTO user_vector_indexes (tenant_id, user_id, dims, index_name, memories) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (tenant_id, user_id, dims) DO UPDATE SET index_name = $4, memories = $5",
-        )
-        .bind(tenant)
-        .bind(user)
-        .bind(dims as i32)
-        .bind(&name)
-        .bind(active)
-        .execute(&mut conn)
-        .await?;
+        // Written under the user's life lock, so a user forgotten meanwhile gets none.
+        let mut tx = conn.begin().await?;
+        users::hold(&mut tx, unit.tenant, &[user]).await?;
+        if !users::exists(&mut tx, unit.tenant, user).await? {
+            tx.rollback().await?;
+            conn.close().await?;
+            return Ok(Counts::default());
+        }
+        user_indexes::register(&mut tx, tenant, user, dims, &name, active).await?;
+        tx.commit().await?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb))).execute(&mut conn).await?;
         // Quoted by the server: ids are data, not SQL.
         let ddl: String = sqlx::query_scalar(
@@ -163,54 +154,19 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
         .fetch_one(&mut conn)
         .await?;
         sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut conn).await?;
-        sqlx::query("UPDATE user_vector_indexes SET built_at = now() WHERE index_name = $1").bind(&name).execute(&mut conn).await?;
+        // The build cannot hold the life lock (it waits for older transactions, and a
+        // deletion waiting for that lock would be one): a user forgotten during the
+        // build, whose row went with them, loses the index here.
+        let mut tx = conn.begin().await?;
+        users::hold(&mut tx, unit.tenant, &[user]).await?;
+        let alive = users::exists(&mut tx, unit.tenant, user).await?;
+        tx.commit().await?;
+        if alive {
+            user_indexes::mark_built(&mut conn, &name).await?;
+        } else {
+            user_indexes::drop(&mut conn, &name).await?;
+        }
     }
     conn.close().await?;
     Ok(counts)
-}
-
-/// The name of the user's own index for vectors of `dims`, if it has a row, and whether
-/// that index exists and is valid (a build cut short leaves it invalid, or missing).
-pub async fn own_index(
-    db: impl sqlx::PgExecutor<'_>,
-    tenant: &str,
-    user: &str,
-    dims: usize,
-) -> sqlx::Result<Option<(String, bool)>> {
-    sqlx::query_as(
-        "SELECT u.index_name, coalesce(i.indisvalid, false)
-           FROM user_vector_indexes u
-           LEFT JOIN pg_class c ON c.relname = u.index_name AND c.relnamespace = current_schema()::regnamespace
-           LEFT JOIN pg_index i ON i.indexrelid = c.oid
-          WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.dims = $3",
-    )
-    .bind(tenant)
-    .bind(user)
-    .bind(dims as i32)
-    .fetch_optional(db)
-    .await
-}
-
-/// Drops the user's indexes, as after the user was deleted: `CONCURRENTLY`, so it waits
-/// for transactions using `memories` but blocks none.
-pub async fn drop_user_indexes(pool: &PgPool, tenant: &str, user: &str) -> sqlx::Result<usize> {
-    let mut conn = pool.acquire().await?;
-    let names: Vec<String> = sqlx::query_scalar("SELECT index_name FROM user_vector_indexes WHERE tenant_id = $1 AND user_id = $2")
-        .bind(tenant)
-        .bind(user)
-        .fetch_all(&mut *conn)
-        .await?;
-    for name in &names {
-        drop_index(&mut conn, name).await?;
-    }
-    Ok(names.len())
-}
-
-/// Drops the index and its row (the row last: it is how a later run finds the index).
-async fn drop_index(conn: &mut sqlx::PgConnection, name: &str) -> sqlx::Result<()> {
-    let ddl: String =
-        sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)").bind(name).fetch_one(&mut *conn).await?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut *conn).await?;
-    sqlx::query("DELETE FROM user_vector_indexes WHERE index_name = $1").bind(name).execute(&mut *conn).await?;
-    Ok(())
 }

@@ -6,10 +6,9 @@
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
-use uuid::Uuid;
 
 use super::runner::Unit;
-use super::{Counts, Scope};
+use super::{Counts, Run, Scope};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -105,14 +104,20 @@ pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit
     Ok(counts)
 }
 
-/// Finished runs past retention, never the current one.
-pub async fn old_runs(conn: &mut PgConnection, params: &PurgeParams, current: Uuid, now: DateTime<Utc>) -> sqlx::Result<Counts> {
+/// Finished runs past retention within the run's scope (a tenant's purge removes only
+/// that tenant's records), never the current one.
+pub async fn old_runs(conn: &mut PgConnection, params: &PurgeParams, current: &Run, now: DateTime<Utc>) -> sqlx::Result<Counts> {
     let cutoff = now - chrono::Duration::milliseconds((params.job_runs_retention_days * 86_400_000.0) as i64);
+    let scope = current.scope();
+    let (tenant, user) = scope.columns();
     let deleted = sqlx::query(
-        "DELETE FROM job_runs WHERE id <> $1 AND status NOT IN ('queued', 'running') AND finished_at < $2",
+        "DELETE FROM job_runs WHERE id <> $1 AND status NOT IN ('queued', 'running') AND finished_at < $2
+            AND ($3::text IS NULL OR tenant_id = $3) AND ($4::text IS NULL OR user_id = $4)",
     )
-    .bind(current)
+    .bind(current.id)
     .bind(cutoff)
+    .bind(tenant)
+    .bind(user)
     .execute(conn)
     .await?
     .rows_affected();

@@ -20,9 +20,10 @@ use super::{
     summarize_sessions,
 };
 use crate::configuration::JobSettings;
-use crate::db::begin_tenant_tx_with;
+use crate::db::{begin_tenant_tx, begin_tenant_tx_with};
 use crate::domain::{TenantId, UserId};
 use crate::metrics::Metrics;
+use crate::users;
 
 /// One user's share of a run, as the job function sees it.
 pub struct Unit<'a> {
@@ -58,7 +59,7 @@ impl JobKind {
     /// Work that belongs to no user, done once before the units.
     async fn before_units(&self, conn: &mut PgConnection, run: &Run, now: DateTime<Utc>) -> sqlx::Result<Counts> {
         match self {
-            Self::Purge(params) => purge::old_runs(conn, params, run.id, now).await,
+            Self::Purge(params) => purge::old_runs(conn, params, run, now).await,
             _ => Ok(Counts::default()),
         }
     }
@@ -225,7 +226,7 @@ impl Executor {
             }
             let Some((tenant, user, done)) = in_flight.next().await else { break };
             match done {
-                Ok(Some(unit_counts)) => {
+                Ok(Claimed::Done(unit_counts)) => {
                     counts.add("users", 1);
                     counts.merge(&unit_counts);
                     if !run.dry_run {
@@ -234,7 +235,8 @@ impl Executor {
                         }
                     }
                 }
-                Ok(None) => counts.add("skipped_locked", 1),
+                Ok(Claimed::Locked) => counts.add("skipped_locked", 1),
+                Ok(Claimed::Forgotten) => counts.add("skipped_forgotten", 1),
                 Err(err) => {
                     counts.add("failed", 1);
                     self.metrics.job_items.with_label_values(&[&run.job, "failed"]).inc();
@@ -273,9 +275,9 @@ impl Executor {
         }
     }
 
-    /// One unit in one transaction as its tenant: lock the checkpoint, do the job's
-    /// work, mark the checkpoint done for this pass. `None` when another run holds it.
-    async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Option<Counts>> {
+    /// One unit in one transaction as its tenant: hold the user's life lock, lock the
+    /// checkpoint, do the job's work, mark the checkpoint done for this pass.
+    async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Claimed> {
         if let JobKind::IndexLargeUsers(params) = &definition.kind {
             // Index DDL cannot run in a transaction. Its steps are idempotent instead, and
             // it keeps no checkpoints: every run looks at every candidate again.
@@ -289,7 +291,7 @@ impl Executor {
                     .execute(&self.pool)
                     .await?;
             }
-            return Ok(Some(counts));
+            return Ok(Claimed::Done(counts));
         }
         // Custom plans where a job's statements should differ for users with 10
         // memories and with 100,000 (the HNSW index or the user's own rows).
@@ -298,6 +300,12 @@ impl Executor {
         let plans = if definition.kind.needs_custom_plans() { "force_custom_plan" } else { "auto" };
         let settings = format!("SET LOCAL plan_cache_mode = {plans}; SET LOCAL synchronous_commit = off");
         let mut tx = begin_tenant_tx_with(&self.pool, unit.tenant, &settings).await?;
+        // A user forgotten since the candidates were read has nothing left to work on,
+        // and must not get a checkpoint back.
+        users::hold(&mut tx, unit.tenant, &[unit.user.as_str()]).await?;
+        if !users::exists(&mut tx, unit.tenant, unit.user.as_str()).await? {
+            return Ok(Claimed::Forgotten);
+        }
         let held: bool = sqlx::query_scalar(
             "WITH fresh AS (
                 INSERT INTO job_checkpoints (tenant_id, user_id, job) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1
@@ -311,7 +319,7 @@ impl Executor {
         .fetch_one(&mut *tx)
         .await?;
         if !held {
-            return Ok(None);
+            return Ok(Claimed::Locked);
         }
         let counts = definition.kind.run_unit(&mut tx, unit, &self.models).await?;
         sqlx::query(
@@ -325,8 +333,17 @@ impl Executor {
         .execute(&mut *tx)
         .await?;
         if run.dry_run { tx.rollback().await? } else { tx.commit().await? }
-        Ok(Some(counts))
+        Ok(Claimed::Done(counts))
     }
+}
+
+/// What became of a unit the run started.
+enum Claimed {
+    Done(Counts),
+    /// Another run holds the user's checkpoint.
+    Locked,
+    /// The user was forgotten after the run read its candidates.
+    Forgotten,
 }
 
 /// The candidates this pass has not finished, least recently processed first (so a
@@ -357,8 +374,14 @@ async fn pending_units(
 }
 
 /// A failed unit waits 1, 2, 4 … minutes (at most a day) before a run tries it again.
+/// Nothing is recorded for a user forgotten meanwhile.
 async fn record_failure(pool: &PgPool, job: &str, tenant: &TenantId, user: &UserId, error: &str) -> sqlx::Result<()> {
     let error: String = error.chars().take(500).collect();
+    let mut tx = begin_tenant_tx(pool, tenant).await?;
+    users::hold(&mut tx, tenant, &[user.as_str()]).await?;
+    if !users::exists(&mut tx, tenant, user.as_str()).await? {
+        return Ok(());
+    }
     sqlx::query(
         "INSERT INTO job_checkpoints (tenant_id, user_id, job, failures, retry_after, last_error)
          VALUES ($1, $2, $3, 1, now() + interval '1 minute', $4)
@@ -371,7 +394,7 @@ async fn record_failure(pool: &PgPool, job: &str, tenant: &TenantId, user: &User
     .bind(user.as_str())
     .bind(job)
     .bind(error)
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
-    Ok(())
+    tx.commit().await
 }

@@ -8,6 +8,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::{Scope, Trigger};
+use crate::domain::TenantId;
 
 /// Advisory-lock key spaces (the first half of the two-key form): the second key is
 /// `hashtext(job)`.
@@ -78,9 +79,12 @@ pub enum Enqueued {
     Paused,
 }
 
-/// Queues a run unless one of the same job with an overlapping scope is queued or
-/// running. Checks and insert happen under a per-job transaction lock, so two
-/// replicas cannot both pass the check.
+/// Queues a run unless one of the same job with an overlapping scope at the same level
+/// is queued or running: a tenant's runs are checked against that tenant's, runs over
+/// every tenant (the schedule's) against each other — so no tenant's queued run can
+/// make a tick skip, and a conflict never names another tenant's run. Runs of one job
+/// execute one at a time anyway. Checks and insert happen under a per-job transaction
+/// lock, so two replicas cannot both pass the check.
 pub async fn enqueue(pool: &PgPool, run: NewRun<'_>) -> sqlx::Result<Enqueued> {
     let mut tx = pool.begin().await?;
     sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))").bind(ENQUEUE_LOCK).bind(run.job).execute(&mut *tx).await?;
@@ -101,7 +105,7 @@ pub async fn enqueue(pool: &PgPool, run: NewRun<'_>) -> sqlx::Result<Enqueued> {
     let overlapping: Option<Uuid> = sqlx::query_scalar(
         "SELECT id FROM job_runs
           WHERE job = $1 AND status IN ('queued', 'running')
-            AND (tenant_id IS NULL OR $2::text IS NULL OR tenant_id = $2)
+            AND tenant_id IS NOT DISTINCT FROM $2::text
             AND (user_id IS NULL OR $3::text IS NULL OR user_id = $3)
           ORDER BY created_at LIMIT 1",
     )
@@ -231,10 +235,12 @@ pub async fn get(pool: &PgPool, id: Uuid) -> sqlx::Result<Option<Run>> {
     sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await
 }
 
-/// The most recent run of each job, by job name.
-pub async fn latest(pool: &PgPool) -> sqlx::Result<Vec<Run>> {
-    let sql = format!("SELECT DISTINCT ON (job) {RUN_COLUMNS} FROM job_runs ORDER BY job, created_at DESC");
-    sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await
+/// The most recent run of each job, by job name: of `tenant`'s runs, or of all.
+pub async fn latest(pool: &PgPool, tenant: Option<&TenantId>) -> sqlx::Result<Vec<Run>> {
+    let sql = format!(
+        "SELECT DISTINCT ON (job) {RUN_COLUMNS} FROM job_runs WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY job, created_at DESC"
+    );
+    sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant.map(TenantId::as_str)).fetch_all(pool).await
 }
 
 /// Jobs with work for an executor: queued runs, or running ones whose worker has not

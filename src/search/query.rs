@@ -116,6 +116,11 @@ impl Lookups {
         lookup.indexed(&mut *graph.acquire().await?).await
     }
 
+    /// Forgets what was learnt about a user who was just forgotten.
+    pub fn forget_user(&self, tenant: &TenantId, user: &str) {
+        self.large_users.lock().expect("never poisoned: no panics under the lock").remove(&(tenant.clone(), user.to_owned()));
+    }
+
     fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
         let large = self.large_users.lock().expect("never poisoned: no panics under the lock");
         large.get(&(tenant.clone(), user.to_owned())).filter(|large| large.found.elapsed() < LARGE_USER_TTL).copied()
@@ -134,7 +139,7 @@ impl Lookups {
 
 /// Whether the user has a valid HNSW index of their own for vectors of `dims`.
 pub async fn has_own_index(pool: &PgPool, tenant: &TenantId, user: &str, dims: usize) -> sqlx::Result<bool> {
-    let index = crate::jobs::index_large_users::own_index(pool, tenant.as_str(), user, dims).await?;
+    let index = crate::user_indexes::own_index(pool, tenant.as_str(), user, dims).await?;
     Ok(index.is_some_and(|(_, valid)| valid))
 }
 

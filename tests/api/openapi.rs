@@ -14,6 +14,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/feedback"),
     ("get", "/v1/users/{user_id}/export"),
     ("delete", "/admin/v1/users/{user_id}"),
+    ("get", "/admin/v1/users/{user_id}/deletions"),
     ("post", "/admin/v1/users/{user_id}/memories/{memory_id}/restore"),
     ("get", "/admin/v1/jobs"),
     ("post", "/admin/v1/jobs/{job}/runs"),

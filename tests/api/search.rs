@@ -158,7 +158,7 @@ async fn bad_search_input_names_the_field_and_never_500s() {
         let error = error_of(response).await;
         assert!(error["field"].as_str().unwrap().starts_with(field), "{field}: {error}");
     }
-    let response = app.client.post(format!("{}/v1/search", app.address)).bearer_auth(&key).body("{oops").send().await.unwrap();
+    let response = app.client.post(format!("{}/v1/search", app.address)).bearer_auth(&key).header("content-type", "application/json").body("{oops").send().await.unwrap();
     assert_eq!(response.status(), 400);
     assert_eq!(error_of(response).await["field"], "body");
 }
