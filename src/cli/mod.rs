@@ -93,7 +93,7 @@ pub enum KeysCommand {
     Create {
         #[arg(long)]
         tenant: String,
-        /// Comma-separated: read, ingest, admin.
+        /// Comma-separated: read, ingest, admin, operator (the installation's control plane).
         #[arg(long, default_value = "read,ingest")]
         scope: String,
         #[arg(long)]
