@@ -1,5 +1,7 @@
 //! Every metric engram exports, in one place. Names are a contract (DESIGN §5);
-//! labels are bounded: route patterns, never raw paths, users or tenants.
+//! labels are bounded: route patterns, never raw paths, users or tenants. A job's name is
+//! the label `job_name`: Prometheus overwrites a target's own `job` label with the
+//! scrape job's name.
 
 use prometheus::{Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
 
@@ -67,17 +69,17 @@ impl Metrics {
             lookups: counter(&r, "engram_lookups_total", "Memory lookups by endpoint and result (hit|miss)", &["endpoint", "result"]),
             lookup_duration: histogram(&r, "engram_lookup_duration_seconds", "Memory lookup duration by endpoint", &["endpoint"], HTTP_BUCKETS),
             corrections: counter(&r, "engram_memory_corrections_total", "Corrections of served memories by source (feedback|detected)", &["source"]),
-            job_runs: counter(&r, "engram_job_runs_total", "Finished job runs by job and status", &["job", "status"]),
-            job_duration: histogram(&r, "engram_job_duration_seconds", "Job run duration by job", &["job"], JOB_BUCKETS),
-            job_items: counter(&r, "engram_job_items_total", "Items handled by jobs, by job and action", &["job", "action"]),
-            job_last_success: gauge(&r, "engram_job_last_success_timestamp_seconds", "When each job last succeeded (Unix time)", &["job"]),
+            job_runs: counter(&r, "engram_job_runs_total", "Finished job runs by job and status", &["job_name", "status"]),
+            job_duration: histogram(&r, "engram_job_duration_seconds", "Job run duration by job", &["job_name"], JOB_BUCKETS),
+            job_items: counter(&r, "engram_job_items_total", "Items handled by jobs, by job and action", &["job_name", "action"]),
+            job_last_success: gauge(&r, "engram_job_last_success_timestamp_seconds", "When each job last succeeded (Unix time); for a job that never did, when the installation first scheduled it", &["job_name"]),
             events_pending: {
                 let metric = Gauge::new("engram_events_pending", "Raw events not yet consolidated into a session summary").expect("valid metric");
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },
             memories: gauge(&r, "engram_memories", "Memories by status", &["status"]),
-            job_interval: gauge(&r, "engram_job_interval_seconds", "Seconds between a job's scheduled ticks; 0 while disabled or paused", &["job"]),
+            job_interval: gauge(&r, "engram_job_interval_seconds", "Seconds between a job's scheduled ticks; 0 while disabled or paused", &["job_name"]),
             ready: {
                 let metric = Gauge::new("engram_ready", "1 while /readyz would answer ready, else 0 (checked every 15 s)").expect("valid metric");
                 r.register(Box::new(metric.clone())).expect("registered once");
@@ -115,6 +117,7 @@ impl Metrics {
             for kind in ["prompt", "completion"] {
                 self.llm_tokens.with_label_values(&[purpose.as_str(), model, kind]);
             }
+            self.llm_duration.with_label_values(&[purpose.as_str(), model]);
         }
     }
 

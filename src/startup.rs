@@ -6,8 +6,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::dev::Server;
-use actix_web::middleware::from_fn;
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::middleware::{Condition, from_fn};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 use utoipa_actix_web::AppExt;
@@ -24,6 +24,8 @@ use crate::models::{Embedder, Llm};
 pub struct Application {
     port: u16,
     server: Server,
+    /// `/metrics` on `server.metrics_bind`, when set: its port, and how to stop it.
+    metrics_server: Option<(u16, ServerHandle)>,
     access: Arc<AccessRecorder>,
     db: Database,
     worker: Option<Worker>,
@@ -66,18 +68,32 @@ impl Application {
         if let Some(JobKind::Evict(params)) = jobs.get("evict").map(|d| &d.kind) {
             state.decay = params.decay.clone();
         }
+        let cors_origins = state.settings.server.cors_origins.clone();
+        let metrics_listener = match &state.settings.server.metrics_bind {
+            Some(bind) => Some(TcpListener::bind(bind).with_context(|| format!("cannot listen on {bind} (server.metrics_bind)"))?),
+            None => None,
+        };
         let state = web::Data::new(state);
         let readiness_state = state.clone();
+        let metrics_state = state.clone();
+        let metrics_here = metrics_listener.is_none();
         let server = HttpServer::new(move || {
             App::new()
                 .into_utoipa_app()
                 .openapi(http::openapi::base())
                 .app_data(state.clone())
                 .configure(if role.serves_api() { http::configure } else { http::configure_operations })
+                .configure(|cfg| {
+                    if metrics_here {
+                        http::health::configure_metrics(cfg);
+                    }
+                })
                 .openapi_service(http::openapi::serve)
                 .map(|app| {
-                    // The last wrap runs first: every request is counted, 401s included.
+                    // The last wrap runs first: every request is counted, 401s and 429s
+                    // included; CORS preflights are answered before authentication.
                     app.wrap(from_fn(http::auth::authenticate))
+                        .wrap(Condition::new(!cors_origins.is_empty(), http::cors(&cors_origins)))
                         .wrap(from_fn(http::record_metrics))
                         .default_service(web::to(http::not_found))
                 })
@@ -86,13 +102,33 @@ impl Application {
         .workers(workers)
         .listen(listener)?
         .run();
+        let metrics_server = match metrics_listener {
+            Some(listener) => {
+                let port = listener.local_addr()?.port();
+                let server = HttpServer::new(move || {
+                    App::new().app_data(metrics_state.clone()).service(http::health::metrics).default_service(web::to(http::not_found))
+                })
+                .workers(1)
+                .listen(listener)?
+                .run();
+                let handle = server.handle();
+                tokio::spawn(server);
+                Some((port, handle))
+            }
+            None => None,
+        };
         tokio::spawn(flush_access_periodically(access.clone(), db.clone(), flush_every));
         tokio::spawn(check_readiness_periodically(readiness_state));
-        Ok(Self { port, server, access, db, worker })
+        Ok(Self { port, server, metrics_server, access, db, worker })
     }
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The port of the separate metrics listener, when `server.metrics_bind` is set.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics_server.as_ref().map(|(port, _)| *port)
     }
 
     /// The buffer of access statistics, for flushing on demand.
@@ -104,6 +140,9 @@ impl Application {
     /// flight, then writes the access statistics still buffered.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let served = self.server.await;
+        if let Some((_, metrics)) = self.metrics_server {
+            metrics.stop(true).await;
+        }
         if let Some(worker) = self.worker {
             worker.stop().await;
         }

@@ -6,6 +6,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::Scope;
+use crate::configuration::RateLimit;
 use crate::domain::TenantId;
 
 const KEY_PREFIX: &str = "egm_";
@@ -18,6 +19,8 @@ pub struct ApiKey {
     pub name: Option<String>,
     pub scopes: Vec<String>,
     pub prefix: String,
+    /// The key's own rate limit; none: `server.rate_limit`.
+    pub rate_limit: Option<String>,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
 }
@@ -34,10 +37,18 @@ pub struct Principal {
     pub key_id: Uuid,
     pub tenant: TenantId,
     pub scopes: Vec<Scope>,
+    /// The key's own rate limit, if it has one.
+    pub rate_limit: Option<RateLimit>,
 }
 
 #[tracing::instrument(skip(pool))]
-pub async fn create_key(pool: &PgPool, tenant: &TenantId, scopes: &[Scope], name: Option<&str>) -> sqlx::Result<CreatedKey> {
+pub async fn create_key(
+    pool: &PgPool,
+    tenant: &TenantId,
+    scopes: &[Scope],
+    name: Option<&str>,
+    rate_limit: Option<RateLimit>,
+) -> sqlx::Result<CreatedKey> {
     let secret = format!("{KEY_PREFIX}{}", random_hex(24));
     let id = Uuid::now_v7();
     let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
@@ -47,7 +58,7 @@ pub async fn create_key(pool: &PgPool, tenant: &TenantId, scopes: &[Scope], name
         .execute(&mut *tx)
         .await?;
     sqlx::query(
-        "INSERT INTO api_keys (tenant_id, id, name, scopes, secret_hash, prefix) VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO api_keys (tenant_id, id, name, scopes, secret_hash, prefix, rate_limit) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(tenant.as_str())
     .bind(id)
@@ -55,6 +66,7 @@ pub async fn create_key(pool: &PgPool, tenant: &TenantId, scopes: &[Scope], name
     .bind(&scopes)
     .bind(hash(&secret))
     .bind(&secret[..KEY_PREFIX.len() + 8])
+    .bind(rate_limit.map(|r| r.to_string()))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -63,7 +75,7 @@ pub async fn create_key(pool: &PgPool, tenant: &TenantId, scopes: &[Scope], name
 
 pub async fn list_keys(pool: &PgPool) -> sqlx::Result<Vec<ApiKey>> {
     sqlx::query_as(
-        "SELECT id, tenant_id, name, scopes, prefix, created_at, revoked_at FROM api_keys ORDER BY tenant_id, created_at",
+        "SELECT id, tenant_id, name, scopes, prefix, rate_limit, created_at, revoked_at FROM api_keys ORDER BY tenant_id, created_at",
     )
     .fetch_all(pool)
     .await
@@ -84,16 +96,17 @@ pub async fn authenticate(pool: &PgPool, secret: &str) -> sqlx::Result<Option<Pr
     if !secret.starts_with(KEY_PREFIX) || secret.len() > 128 {
         return Ok(None);
     }
-    let row: Option<(Uuid, String, Vec<String>)> =
-        sqlx::query_as("SELECT id, tenant_id, scopes FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL")
+    let row: Option<(Uuid, String, Vec<String>, Option<String>)> =
+        sqlx::query_as("SELECT id, tenant_id, scopes, rate_limit FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL")
             .bind(hash(secret))
             .fetch_optional(pool)
             .await?;
-    Ok(row.and_then(|(key_id, tenant, scopes)| {
+    Ok(row.and_then(|(key_id, tenant, scopes, rate_limit)| {
         Some(Principal {
             key_id,
             tenant: TenantId::parse(tenant).ok()?,
             scopes: scopes.iter().filter_map(|s| s.parse().ok()).collect(),
+            rate_limit: rate_limit.and_then(|r| RateLimit::parse(&r).ok()),
         })
     }))
 }

@@ -3,8 +3,10 @@
 
 mod cache;
 mod keys;
+mod limits;
 
 pub use cache::KeyCache;
+pub use limits::RateLimits;
 pub use keys::{ApiKey, CreatedKey, Principal, authenticate, create_key, list_keys, revoke_key};
 
 use std::fmt;

@@ -45,7 +45,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let app = Application::build(config, db.clone()).await?;
     let base = format!("http://127.0.0.1:{}/v1/search", app.port());
     tokio::spawn(app.run_until_stopped());
-    let key = auth::create_key(&db.pool, &tenant, &[auth::Scope::Read], Some("bench")).await?.secret;
+    let key = auth::create_key(&db.pool, &tenant, &[auth::Scope::Read], Some("bench"), None).await?.secret;
 
     let users = size.users;
     let vector_query = {

@@ -12,7 +12,7 @@ use uuid::Uuid;
 mod jobs;
 
 use crate::auth::{self, Scope};
-use crate::configuration::{Role, Settings};
+use crate::configuration::{RateLimit, Role, Settings};
 use crate::db::Database;
 use crate::domain::{NewEvent, TenantId, ValidationError};
 use crate::startup::Application;
@@ -98,6 +98,10 @@ pub enum KeysCommand {
         scope: String,
         #[arg(long)]
         name: Option<String>,
+        /// Requests per period for this key, per API replica: 50/s, 600/m or 10000/h.
+        /// Without it the key has `server.rate_limit` (by default none).
+        #[arg(long)]
+        rate_limit: Option<String>,
     },
     /// List keys (never their secrets).
     List {
@@ -125,9 +129,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     // Arguments are checked before the database is touched.
     let keys_create = match &cli.command {
-        Command::Keys(KeysCommand::Create { tenant, scope, .. }) => Some((
+        Command::Keys(KeysCommand::Create { tenant, scope, rate_limit, .. }) => Some((
             TenantId::parse(tenant.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?,
             auth::parse_scopes(scope).map_err(|e| anyhow::anyhow!("--scope: {e}"))?,
+            rate_limit.as_deref().map(RateLimit::parse).transpose().map_err(|e| anyhow::anyhow!("--rate-limit: {e}"))?,
         )),
         _ => None,
     };
@@ -152,8 +157,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve { .. } => serve(settings, db.clone()).await,
         Command::Migrate => Ok(println!("migrations applied")),
         Command::Keys(KeysCommand::Create { name, .. }) => {
-            let (tenant, scopes) = keys_create.expect("parsed above");
-            create_key(&db, &tenant, &scopes, name.as_deref()).await
+            let (tenant, scopes, rate_limit) = keys_create.expect("parsed above");
+            create_key(&db, &tenant, &scopes, name.as_deref(), rate_limit).await
         }
         Command::Keys(KeysCommand::List { json }) => list_keys(&db, json).await,
         Command::Keys(KeysCommand::Revoke { id }) => match auth::revoke_key(&db.pool, id).await? {
@@ -178,10 +183,17 @@ async fn serve(settings: Settings, db: Database) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn create_key(db: &Database, tenant: &TenantId, scopes: &[Scope], name: Option<&str>) -> anyhow::Result<()> {
-    let key = auth::create_key(&db.pool, tenant, scopes, name).await?;
+async fn create_key(
+    db: &Database,
+    tenant: &TenantId,
+    scopes: &[Scope],
+    name: Option<&str>,
+    rate_limit: Option<RateLimit>,
+) -> anyhow::Result<()> {
+    let key = auth::create_key(&db.pool, tenant, scopes, name, rate_limit).await?;
     let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
-    println!("key {} for tenant {tenant} with scopes {}", key.id, scopes.join(","));
+    let limit = rate_limit.map_or_else(String::new, |r| format!(", limited to {r}"));
+    println!("key {} for tenant {tenant} with scopes {}{limit}", key.id, scopes.join(","));
     println!("{}", key.secret);
     Ok(())
 }

@@ -56,7 +56,9 @@ impl Settings {
             config::Environment::default()
                 .separator("__")
                 .source(Some(sectioned_env(env)))
-                .try_parsing(true),
+                .try_parsing(true)
+                .list_separator(",")
+                .with_list_parse_key("server.cors_origins"),
         );
         let settings: Settings = builder
             .build()
@@ -70,6 +72,15 @@ impl Settings {
         let invalid = |key: &str, problem: &str| Err(ConfigError::Invalid(format!("{key}: {problem}")));
         if self.server.bind.parse::<std::net::SocketAddr>().is_err() {
             return invalid("server.bind", "expected an address like 127.0.0.1:8080");
+        }
+        if self.server.metrics_bind.as_ref().is_some_and(|b| b.parse::<std::net::SocketAddr>().is_err()) {
+            return invalid("server.metrics_bind", "expected an address like 127.0.0.1:9100");
+        }
+        for origin in &self.server.cors_origins {
+            let scheme_ok = origin.starts_with("http://") || origin.starts_with("https://");
+            if !scheme_ok || origin.ends_with('/') || origin[origin.find("//").map_or(0, |i| i + 2)..].contains('/') {
+                return invalid("server.cors_origins", &format!("`{origin}` is not an origin like https://app.example.com"));
+            }
         }
         let buffers = &self.database.embedded_shared_buffers;
         let digits = buffers.trim_end_matches(|c: char| c.is_ascii_alphabetic());
@@ -147,6 +158,27 @@ mod tests {
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn server_limits_and_origins_parse_and_bad_ones_are_named() {
+        let s = Settings::load(
+            None,
+            env(&[("ENGRAM_SERVER__RATE_LIMIT", "50/s"), ("ENGRAM_SERVER__CORS_ORIGINS", "https://app.example.com,http://localhost:3000")]),
+        )
+        .unwrap();
+        assert_eq!(s.server.rate_limit.unwrap().to_string(), "50/s");
+        assert_eq!(s.server.cors_origins, vec!["https://app.example.com", "http://localhost:3000"]);
+        for (key, value, named) in [
+            ("ENGRAM_SERVER__RATE_LIMIT", "fast", "rate"),
+            ("ENGRAM_SERVER__RATE_LIMIT", "0/s", "rate"),
+            ("ENGRAM_SERVER__CORS_ORIGINS", "app.example.com", "server.cors_origins"),
+            ("ENGRAM_SERVER__CORS_ORIGINS", "https://app.example.com/path", "server.cors_origins"),
+            ("ENGRAM_SERVER__METRICS_BIND", "loopback", "server.metrics_bind"),
+        ] {
+            let err = Settings::load(None, env(&[(key, value)])).unwrap_err().to_string();
+            assert!(err.contains(named), "{key}={value}: {err}");
+        }
     }
 
     #[test]

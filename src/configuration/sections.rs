@@ -17,11 +17,71 @@ pub struct ServerSettings {
     pub key_cache_secs: u64,
     /// What `engram serve` runs; `--role` overrides it.
     pub role: Role,
+    /// Requests per key and replica for keys created without a limit of their own;
+    /// unset: unlimited.
+    pub rate_limit: Option<RateLimit>,
+    /// Browser origins allowed to call the API (CORS); empty sends no CORS headers.
+    pub cors_origins: Vec<String>,
+    /// A listener of its own for `/metrics` (e.g. loopback or the cluster network); the
+    /// API port then serves no metrics. Unset: `/metrics` on `bind`.
+    pub metrics_bind: Option<String>,
 }
 
 impl Default for ServerSettings {
     fn default() -> Self {
-        Self { bind: "127.0.0.1:8080".into(), max_body_bytes: 8 * 1024 * 1024, workers: None, key_cache_secs: 10, role: Role::All }
+        Self {
+            bind: "127.0.0.1:8080".into(),
+            max_body_bytes: 8 * 1024 * 1024,
+            workers: None,
+            key_cache_secs: 10,
+            role: Role::All,
+            rate_limit: None,
+            cors_origins: Vec::new(),
+            metrics_bind: None,
+        }
+    }
+}
+
+/// A request rate: `50/s`, `600/m` or `10000/h` — at most that many requests in the
+/// period, refilled evenly (a token bucket holding one period's worth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct RateLimit {
+    pub requests: std::num::NonZeroU32,
+    pub per: std::time::Duration,
+}
+
+impl RateLimit {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let problem = || format!("`{text}` is not a rate: expected requests per period, like 50/s, 600/m or 10000/h");
+        let (count, unit) = text.trim().split_once('/').ok_or_else(problem)?;
+        let requests = count.trim().parse::<std::num::NonZeroU32>().map_err(|_| problem())?;
+        let seconds = match unit.trim() {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3600,
+            _ => return Err(problem()),
+        };
+        Ok(Self { requests, per: std::time::Duration::from_secs(seconds) })
+    }
+}
+
+impl TryFrom<String> for RateLimit {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        Self::parse(&text)
+    }
+}
+
+impl std::fmt::Display for RateLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let unit = match self.per.as_secs() {
+            1 => "s",
+            60 => "m",
+            _ => "h",
+        };
+        write!(f, "{}/{unit}", self.requests)
     }
 }
 
@@ -293,6 +353,9 @@ pub struct JobSettings {
     pub shutdown_grace_secs: u64,
     /// How often the backlog and memory gauges are recomputed.
     pub gauge_refresh_secs: u64,
+    /// LLM tokens one tenant's job units may spend per UTC day, across all jobs and
+    /// runs; past it the tenant's units wait for the next day. Unset: no daily limit.
+    pub tenant_daily_llm_tokens: Option<u64>,
 }
 
 impl Default for JobSettings {
@@ -305,6 +368,7 @@ impl Default for JobSettings {
             max_concurrent_runs: 2,
             shutdown_grace_secs: 30,
             gauge_refresh_secs: 15,
+            tenant_daily_llm_tokens: None,
         }
     }
 }

@@ -56,7 +56,7 @@ impl Harness {
         let base = format!("http://127.0.0.1:{}", app.port());
         tokio::spawn(app.run_until_stopped());
         let scopes = [KeyScope::Read, KeyScope::Ingest, KeyScope::Admin];
-        let key = auth::create_key(&db.pool, &TenantId::parse(tenant)?, &scopes, Some("eval")).await?.secret;
+        let key = auth::create_key(&db.pool, &TenantId::parse(tenant)?, &scopes, Some("eval"), None).await?.secret;
         let mut jobs = definition::load_dir(&settings.jobs.dir)?;
         for job in jobs.values_mut() {
             job.budget.max_users = u64::MAX;
@@ -78,7 +78,7 @@ impl Harness {
     /// A key for `tenant`: each scenario lives in a tenant of its own.
     pub async fn key_for(&self, tenant: &str) -> anyhow::Result<String> {
         let scopes = [KeyScope::Read, KeyScope::Ingest, KeyScope::Admin];
-        Ok(auth::create_key(&self.db.pool, &TenantId::parse(tenant)?, &scopes, Some("eval")).await?.secret)
+        Ok(auth::create_key(&self.db.pool, &TenantId::parse(tenant)?, &scopes, Some("eval"), None).await?.secret)
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {

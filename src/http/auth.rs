@@ -2,7 +2,7 @@
 //!
 //! [`authenticate`] runs as middleware on every `/v1` and `/admin` request: no key, or a
 //! key that is unknown or revoked, is a 401 before the handler (and with it the body's
-//! parsing) starts. A handler names the scope it needs in its first argument,
+//! parsing) starts, and a key past its rate limit a 429 with `Retry-After`. A handler names the scope it needs in its first argument,
 //! [`Authorized<need::Read>`] and the like: the check reads what the middleware found,
 //! so it is decided in the first poll of the extractors, before any body extractor
 //! behind it has read a byte — a 403 never loses to a 400.
@@ -45,6 +45,10 @@ pub async fn authenticate(
     };
     match found {
         Ok(Some(principal)) => {
+            let limited = req.app_data::<web::Data<AppState>>().map(|state| state.limits.check(&principal));
+            if let Some(Err(wait)) = limited {
+                return Ok(req.error_response(ApiError::RateLimited(wait)).map_into_right_body());
+            }
             req.extensions_mut().insert(principal);
             Ok(next.call(req).await?.map_into_left_body())
         }

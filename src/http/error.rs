@@ -27,6 +27,8 @@ pub enum ApiError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    #[error("this API key is over its rate limit; retry after the number of seconds in Retry-After")]
+    RateLimited(std::time::Duration),
     #[error("the service is temporarily unavailable")]
     Unavailable,
     #[error("internal error")]
@@ -43,6 +45,7 @@ impl ApiError {
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::NotFound(_) => "not_found",
             Self::Conflict(_) => "conflict",
+            Self::RateLimited(_) => "rate_limited",
             Self::Unavailable => "unavailable",
             Self::Internal(_) => "internal",
         }
@@ -59,6 +62,7 @@ impl ResponseError for ApiError {
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -75,6 +79,11 @@ impl ResponseError for ApiError {
         let mut response = HttpResponse::build(self.status_code());
         if matches!(self, Self::Unauthorized) {
             response.insert_header(("WWW-Authenticate", "Bearer"));
+        }
+        if let Self::RateLimited(wait) = self {
+            // Whole seconds, rounded up: a client that waits that long gets through.
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            response.insert_header(("Retry-After", seconds.max(1).to_string()));
         }
         response.json(body)
     }

@@ -29,10 +29,15 @@ async fn readyz(state: web::Data<AppState>) -> HttpResponse {
 
 #[utoipa::path(tag = "operations", responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]
 #[get("/metrics")]
-async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(state.metrics.render())
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(healthz).service(readyz).service(metrics);
+    cfg.service(healthz).service(readyz);
+}
+
+/// `/metrics` on the API listener (unless `server.metrics_bind` gives it its own).
+pub fn configure_metrics(cfg: &mut ServiceConfig) {
+    cfg.service(metrics);
 }

@@ -7,7 +7,7 @@ pub mod error;
 mod events;
 pub mod extract;
 mod feedback;
-mod health;
+pub mod health;
 mod jobs;
 pub mod openapi;
 mod search;
@@ -83,4 +83,20 @@ fn method_label(method: &actix_web::http::Method) -> &'static str {
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     }
+}
+
+/// CORS for browser clients of `origins` (`server.cors_origins`): the methods engram
+/// serves, `Authorization` and `Content-Type` allowed, the request id and `Retry-After`
+/// readable by the page, preflights cached for an hour.
+pub fn cors(origins: &[String]) -> actix_cors::Cors {
+    use actix_web::http::{Method, header};
+    let mut cors = actix_cors::Cors::default()
+        .allowed_methods([Method::GET, Method::POST, Method::DELETE])
+        .allowed_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT])
+        .expose_headers([header::HeaderName::from_static("x-request-id"), header::RETRY_AFTER])
+        .max_age(3600);
+    for origin in origins {
+        cors = cors.allowed_origin(origin);
+    }
+    cors
 }

@@ -29,6 +29,8 @@ pub struct AppState {
     pub detector: Detector,
     pub decay: DecayParams,
     pub keys: KeyCache,
+    /// Per-key request rates (`server.rate_limit`, or the key's own).
+    pub limits: crate::auth::RateLimits,
     /// "Now" for lookups and ingestion (the system clock unless a replay sets one).
     pub clock: crate::clock::Clock,
     /// The job files, by job name.
@@ -49,6 +51,7 @@ impl AppState {
         let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
         Ok(Self {
+            limits: crate::auth::RateLimits::new(settings.server.rate_limit),
             lookups: Lookups::new(&db.read_pool.connect_options(), &settings.search, settings.database.max_connections),
             keys,
             db,

@@ -28,6 +28,7 @@ mod evict;
 mod extract_facts;
 pub mod facts;
 pub mod index_large_users;
+mod llm_usage;
 mod purge;
 mod reflect;
 mod summarize_periods;

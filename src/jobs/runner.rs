@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
 use super::{
-    Counts, Models, Run, Scope, dedup, evict, extract_facts, index_large_users, purge, reflect, runs, summarize_periods,
+    Counts, Models, Run, Scope, dedup, llm_usage, evict, extract_facts, index_large_users, purge, reflect, runs, summarize_periods,
     summarize_sessions,
 };
 use crate::configuration::JobSettings;
@@ -237,6 +237,7 @@ impl Executor {
                 }
                 Ok(Claimed::Locked) => counts.add("skipped_locked", 1),
                 Ok(Claimed::Forgotten) => counts.add("skipped_forgotten", 1),
+                Ok(Claimed::OverTenantBudget) => counts.add("skipped_tenant_llm_budget", 1),
                 Err(err) => {
                     counts.add("failed", 1);
                     self.metrics.job_items.with_label_values(&[&run.job, "failed"]).inc();
@@ -321,7 +322,16 @@ impl Executor {
         if !held {
             return Ok(Claimed::Locked);
         }
+        let daily = self.settings.tenant_daily_llm_tokens.filter(|_| self.models.llm.is_some());
+        if let Some(limit) = daily {
+            if llm_usage::exhausted(&mut tx, unit.tenant, limit).await? {
+                return Ok(Claimed::OverTenantBudget);
+            }
+        }
         let counts = definition.kind.run_unit(&mut tx, unit, &self.models).await?;
+        if counts.get("llm_tokens") > 0 {
+            llm_usage::record(&mut tx, unit.tenant, counts.get("llm_tokens")).await?;
+        }
         sqlx::query(
             "UPDATE job_checkpoints SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL
               WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
@@ -344,6 +354,8 @@ enum Claimed {
     Locked,
     /// The user was forgotten after the run read its candidates.
     Forgotten,
+    /// The tenant spent its `jobs.tenant_daily_llm_tokens` today; the unit waits.
+    OverTenantBudget,
 }
 
 /// The candidates this pass has not finished, least recently processed first (so a

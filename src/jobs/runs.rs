@@ -279,11 +279,18 @@ pub async fn set_paused(pool: &PgPool, job: &str, paused: bool, by: &str) -> sql
     Ok(())
 }
 
-/// When each job last succeeded (dry runs excluded), for the metrics after a restart.
-pub async fn last_successes(pool: &PgPool) -> sqlx::Result<Vec<(String, DateTime<Utc>)>> {
+/// When each of `jobs` last succeeded (dry runs excluded) or, for one that never did, when
+/// the installation first knew it (recorded now for a new job), for the metrics after a
+/// restart.
+pub async fn last_success_or_known_since(pool: &PgPool, jobs: &[&str]) -> sqlx::Result<Vec<(String, DateTime<Utc>)>> {
+    sqlx::query("INSERT INTO job_state (job) SELECT unnest($1::text[]) ON CONFLICT (job) DO NOTHING").bind(jobs).execute(pool).await?;
     sqlx::query_as(
-        "SELECT job, max(finished_at) FROM job_runs WHERE status = 'succeeded' AND NOT dry_run GROUP BY job",
+        "SELECT s.job, coalesce(
+                    (SELECT max(finished_at) FROM job_runs r WHERE r.job = s.job AND r.status = 'succeeded' AND NOT r.dry_run),
+                    s.known_since)
+           FROM job_state s WHERE s.job = ANY($1)",
     )
+    .bind(jobs)
     .fetch_all(pool)
     .await
 }

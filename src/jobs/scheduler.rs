@@ -38,12 +38,11 @@ impl Worker {
         let worker_id = format!("{}:{}", hostname(), std::process::id());
         let executor =
             Executor { pool: pool.clone(), jobs: jobs.clone(), metrics: metrics.clone(), models, settings, worker_id, shutdown: shutdown_rx };
-        // Overdue alerts count from the last success, or from this start for a job that
-        // never succeeded.
-        let successes = runs::last_successes(&pool).await?;
-        for job in jobs.keys() {
-            let at = successes.iter().find(|(j, _)| j == job).map_or_else(Utc::now, |(_, at)| *at);
-            metrics.job_last_success.with_label_values(&[job]).set(at.timestamp() as f64);
+        // Overdue alerts count from the last success, or for a job that never succeeded
+        // from when the installation first scheduled it (never from this start).
+        let names: Vec<&str> = jobs.keys().map(String::as_str).collect();
+        for (job, at) in runs::last_success_or_known_since(&pool, &names).await? {
+            metrics.job_last_success.with_label_values(&[&job]).set(at.timestamp() as f64);
         }
         let wake = Arc::new(Notify::new());
         let scheduler = JobScheduler::new().await?;

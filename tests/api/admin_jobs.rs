@@ -47,9 +47,9 @@ async fn an_admin_trigger_is_run_by_the_worker_and_counted_in_metrics() {
     assert_eq!(run["counts"]["evicted"], 1);
     assert_eq!(status_of(&app.db, stale).await, "evicted");
     let metrics = app.metrics().await;
-    assert!(metrics.contains("engram_job_runs_total{job=\"evict\",status=\"succeeded\"} 1"), "{metrics}");
-    assert!(metrics.contains("engram_job_items_total{action=\"evicted\",job=\"evict\"} 1"), "{metrics}");
-    assert!(metrics.contains("engram_job_last_success_timestamp_seconds{job=\"evict\"}"));
+    assert!(metrics.contains("engram_job_runs_total{job_name=\"evict\",status=\"succeeded\"} 1"), "{metrics}");
+    assert!(metrics.contains("engram_job_items_total{action=\"evicted\",job_name=\"evict\"} 1"), "{metrics}");
+    assert!(metrics.contains("engram_job_last_success_timestamp_seconds{job_name=\"evict\"}"));
     let jobs: Value = app.get_as(&key, "/admin/v1/jobs").await.json().await.unwrap();
     assert_eq!(jobs["jobs"][0]["name"], "evict");
     assert_eq!(jobs["jobs"][0]["last_run"]["id"], run_id.as_str());

@@ -372,7 +372,7 @@ async fn lookups_read_the_injected_clock_so_replays_are_consistent() {
     let address = format!("http://127.0.0.1:{}", app.port());
     let access = app.access();
     tokio::spawn(app.run_until_stopped());
-    let key = engram::auth::create_key(&db.pool, &engram::domain::TenantId::parse("acme").unwrap(), &[engram::auth::Scope::Read, engram::auth::Scope::Ingest], None)
+    let key = engram::auth::create_key(&db.pool, &engram::domain::TenantId::parse("acme").unwrap(), &[engram::auth::Scope::Read, engram::auth::Scope::Ingest], None, None)
         .await
         .unwrap()
         .secret;

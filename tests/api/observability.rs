@@ -27,12 +27,17 @@ impl Drop for Prometheus {
 impl Prometheus {
     /// A Prometheus on loopback scraping `target` every second, with engram's alert rules.
     fn start(target: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
         let rules = std::fs::canonicalize(ALERTS).unwrap();
         let config = format!(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files:\n  - {}\nscrape_configs:\n  - job_name: engram\n    static_configs:\n      - targets: ['{target}']\n",
             rules.display()
         );
+        Self::start_with(&config)
+    }
+
+    /// A Prometheus on loopback with `config` as its prometheus.yml.
+    fn start_with(config: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("prometheus.yml"), config).unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = std::process::Command::new("prometheus")
@@ -113,8 +118,11 @@ fn alert_expressions() -> Vec<(String, String)> {
 }
 
 /// The measured part of an alert expression: everything before its first top-level
-/// comparison, which returns data whether or not the alert fires.
+/// comparison, which returns data whether or not the alert fires; for `absent(x)`, `x`.
 fn measure(expr: &str) -> &str {
+    if let Some(inner) = expr.strip_prefix("absent(").and_then(|rest| rest.strip_suffix(')')) {
+        return inner;
+    }
     let mut depth = 0i32;
     let mut quoted = false;
     let bytes = expr.as_bytes();
@@ -215,4 +223,99 @@ fn every_metric_the_dashboards_use_is_one_engram_exports() {
     let unknown: Vec<_> = used.difference(&exported).collect();
     assert!(unknown.is_empty(), "dashboards use metrics engram does not export: {unknown:?}");
     assert!(used.len() >= 14, "{used:?}");
+}
+
+/// The job files the repository ships, by name.
+fn shipped_jobs() -> BTreeSet<String> {
+    std::fs::read_dir("jobs")
+        .unwrap()
+        .filter_map(|entry| entry.unwrap().file_name().to_str()?.strip_suffix(".toml").map(str::to_owned))
+        .collect()
+}
+
+/// An engram process of `role` on `db`, with the repository's job files.
+async fn serve(db: &engram::db::Database, role: engram::configuration::Role) -> String {
+    let mut settings = test_settings();
+    settings.server.role = role;
+    settings.jobs.gauge_refresh_secs = 1;
+    let app = engram::startup::Application::build(settings, db.clone()).await.unwrap();
+    let address = format!("127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    address
+}
+
+/// The values of `label` over the series `expr` returns.
+fn labels(result: &[Value], label: &str) -> Vec<String> {
+    result.iter().filter_map(|r| r["metric"][label].as_str().map(str::to_owned)).collect()
+}
+
+#[tokio::test]
+async fn the_shipped_scrape_config_keeps_one_series_per_engram_job() {
+    let (db, _) = crate::helpers::fresh_database().await;
+    let api = serve(&db, engram::configuration::Role::Api).await;
+    let worker = serve(&db, engram::configuration::Role::Worker).await;
+    let config = std::fs::read_to_string("dashboards/prometheus.yml")
+        .unwrap()
+        .replace("127.0.0.1:8080", &api)
+        .replace("127.0.0.1:9091", &worker)
+        .replace("scrape_interval: 15s", "scrape_interval: 1s")
+        .replace("evaluation_interval: 15s", "evaluation_interval: 1s")
+        .replace("  - alerts.yml", &format!("  - {}", std::fs::canonicalize(ALERTS).unwrap().display()));
+    let prometheus = Prometheus::start_with(&config);
+    for _ in 0..300 {
+        let up = prometheus.query("up == 1").await.unwrap_or_default();
+        if labels(&up, "job").len() == 2 && !prometheus.query("engram_job_interval_seconds").await.unwrap_or_default().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let jobs = shipped_jobs();
+    assert!(jobs.len() >= 8, "{jobs:?}");
+
+    for metric in ["engram_job_interval_seconds", "engram_job_last_success_timestamp_seconds"] {
+        let series = prometheus.query(metric).await.unwrap();
+        let named: BTreeSet<String> = labels(&series, "job_name").into_iter().collect();
+        assert_eq!(named, jobs, "{metric}: one series per job file, named by job_name");
+        assert_eq!(series.len(), jobs.len(), "{metric}: {series:?}");
+        assert!(labels(&series, "exported_job").is_empty(), "no label was renamed by the scrape");
+        assert_eq!(labels(&series, "job").into_iter().collect::<BTreeSet<_>>(), BTreeSet::from(["engram-worker".to_owned()]));
+    }
+    for panel in ["Time since last success", "Schedule interval"] {
+        let (_, expr) = dashboard_expressions().into_iter().find(|(title, _)| title == panel).unwrap();
+        let lines = prometheus.query(&expr).await.unwrap();
+        assert_eq!(labels(&lines, "job_name").into_iter().collect::<BTreeSet<_>>(), jobs, "panel {panel}: one line per engram job");
+    }
+    let runs = prometheus.query("engram_job_runs_total").await.unwrap();
+    assert_eq!(labels(&runs, "job_name").into_iter().collect::<BTreeSet<_>>(), jobs);
+    let (_, absent) = alert_expressions().into_iter().find(|(alert, _)| alert == "EngramWorkerAbsent").unwrap();
+    assert_eq!(prometheus.query(&absent).await.unwrap(), Vec::<Value>::new(), "a worker is scraped, so {absent} is empty");
+}
+
+#[test]
+fn the_overdue_and_absent_worker_alerts_fire_for_exactly_what_is_wrong() {
+    let out = std::process::Command::new("promtool")
+        .args(["test", "rules", "dashboards/alerts_test.yml"])
+        .output()
+        .expect("promtool is installed");
+
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test]
+async fn a_never_succeeded_job_counts_as_overdue_from_its_first_schedule_not_the_last_restart() {
+    let (db, _) = crate::helpers::fresh_database().await;
+    let first = serve(&db, engram::configuration::Role::Worker).await;
+    let since = |address: String| async move {
+        let text = reqwest::get(format!("http://{address}/metrics")).await.unwrap().text().await.unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("engram_job_last_success_timestamp_seconds{job_name=\"reflect\"} "))
+            .map(|v| v.parse::<f64>().unwrap())
+            .expect("the gauge is exported")
+    };
+    let at_first_start = since(first).await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+
+    let restarted = serve(&db, engram::configuration::Role::Worker).await;
+
+    assert_eq!(since(restarted).await, at_first_start, "the restart did not reset the clock");
 }
