@@ -20,6 +20,7 @@ mod models_local;
 mod models_openai;
 mod observability;
 mod openapi;
+mod operations;
 mod processes;
 mod read_api;
 mod search;
