@@ -21,6 +21,7 @@
 //!   transaction, so its units are idempotent steps without checkpoints, and its dry
 //!   runs only count.
 
+mod checkpoints;
 pub mod control;
 pub mod definition;
 mod dedup;

@@ -16,11 +16,11 @@ use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
 use super::{
-    Counts, Models, Run, Scope, dedup, llm_usage, evict, extract_facts, index_large_users, purge, reflect, runs, summarize_periods,
+    Counts, Models, Run, Scope, checkpoints, dedup, llm_usage, evict, extract_facts, index_large_users, purge, reflect, runs, summarize_periods,
     summarize_sessions,
 };
 use crate::configuration::JobSettings;
-use crate::db::{begin_tenant_tx, begin_tenant_tx_with};
+use crate::db::begin_tenant_tx_with;
 use crate::domain::{TenantId, UserId};
 use crate::metrics::Metrics;
 use crate::users;
@@ -199,7 +199,7 @@ impl Executor {
         if run.dry_run { tx.rollback().await? } else { tx.commit().await? }
 
         let candidates = definition.kind.candidates(&self.pool, &run.scope(), now).await?;
-        let (units, deferred) = pending_units(&self.pool, &run.job, &candidates, pass).await?;
+        let (units, deferred) = checkpoints::pending(&self.pool, &run.job, &candidates, pass).await?;
         counts.add("deferred", deferred);
         let mut stop_reason = None;
         let mut last_beat = Instant::now();
@@ -243,7 +243,7 @@ impl Executor {
                     self.metrics.job_items.with_label_values(&[&run.job, "failed"]).inc();
                     tracing::warn!(error = format!("{err:#}"), "unit failed; it is retried with backoff by a later run");
                     if !run.dry_run {
-                        record_failure(&self.pool, &run.job, &tenant, &user, &format!("{err:#}")).await?;
+                        checkpoints::record_failure(&self.pool, &run.job, &tenant, &user, &format!("{err:#}")).await?;
                     }
                 }
             }
@@ -284,13 +284,7 @@ impl Executor {
             // it keeps no checkpoints: every run looks at every candidate again.
             let counts = index_large_users::run_unit(&self.pool, params, unit, self.models.embedder.dims(), run.dry_run).await?;
             if !run.dry_run {
-                // Forgets earlier failures of this unit (and their backoff).
-                sqlx::query("DELETE FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3")
-                    .bind(unit.tenant.as_str())
-                    .bind(unit.user.as_str())
-                    .bind(&run.job)
-                    .execute(&self.pool)
-                    .await?;
+                checkpoints::clear(&self.pool, unit.tenant, unit.user, &run.job).await?;
             }
             return Ok(Claimed::Done(counts));
         }
@@ -307,19 +301,7 @@ impl Executor {
         if !users::exists(&mut tx, unit.tenant, unit.user.as_str()).await? {
             return Ok(Claimed::Forgotten);
         }
-        let held: bool = sqlx::query_scalar(
-            "WITH fresh AS (
-                INSERT INTO job_checkpoints (tenant_id, user_id, job) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1
-             )
-             SELECT EXISTS (SELECT FROM fresh)
-                 OR EXISTS (SELECT FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3 FOR UPDATE SKIP LOCKED)",
-        )
-        .bind(unit.tenant.as_str())
-        .bind(unit.user.as_str())
-        .bind(&run.job)
-        .fetch_one(&mut *tx)
-        .await?;
-        if !held {
+        if !checkpoints::lock(&mut tx, unit.tenant, unit.user, &run.job).await? {
             return Ok(Claimed::Locked);
         }
         let daily = self.settings.tenant_daily_llm_tokens.filter(|_| self.models.llm.is_some());
@@ -332,16 +314,7 @@ impl Executor {
         if counts.get("llm_tokens") > 0 {
             llm_usage::record(&mut tx, unit.tenant, counts.get("llm_tokens")).await?;
         }
-        sqlx::query(
-            "UPDATE job_checkpoints SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL
-              WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
-        )
-        .bind(unit.tenant.as_str())
-        .bind(unit.user.as_str())
-        .bind(&run.job)
-        .bind(pass)
-        .execute(&mut *tx)
-        .await?;
+        checkpoints::done(&mut tx, unit.tenant, unit.user, &run.job, pass).await?;
         if run.dry_run { tx.rollback().await? } else { tx.commit().await? }
         Ok(Claimed::Done(counts))
     }
@@ -356,57 +329,4 @@ enum Claimed {
     Forgotten,
     /// The tenant spent its `jobs.tenant_daily_llm_tokens` today; the unit waits.
     OverTenantBudget,
-}
-
-/// The candidates this pass has not finished, least recently processed first (so a
-/// budget-limited run still reaches everyone over time), and how many are waiting out
-/// a backoff after failures.
-async fn pending_units(
-    pool: &PgPool,
-    job: &str,
-    candidates: &[(String, String)],
-    pass: Uuid,
-) -> sqlx::Result<(Vec<(String, String)>, i64)> {
-    let (tenants, users): (Vec<&str>, Vec<&str>) = candidates.iter().map(|(t, u)| (t.as_str(), u.as_str())).unzip();
-    let rows: Vec<(String, String, bool)> = sqlx::query_as(
-        "SELECT c.t, c.u, coalesce(k.retry_after > now(), false)
-           FROM unnest($1::text[], $2::text[]) AS c(t, u)
-           LEFT JOIN job_checkpoints k ON k.tenant_id = c.t AND k.job = $3 AND k.user_id = c.u
-          WHERE k.pass_id IS DISTINCT FROM $4
-          ORDER BY k.done_at NULLS FIRST, c.t, c.u",
-    )
-    .bind(&tenants)
-    .bind(&users)
-    .bind(job)
-    .bind(pass)
-    .fetch_all(pool)
-    .await?;
-    let deferred = rows.iter().filter(|(_, _, waiting)| *waiting).count() as i64;
-    Ok((rows.into_iter().filter(|(_, _, waiting)| !waiting).map(|(t, u, _)| (t, u)).collect(), deferred))
-}
-
-/// A failed unit waits 1, 2, 4 … minutes (at most a day) before a run tries it again.
-/// Nothing is recorded for a user forgotten meanwhile.
-async fn record_failure(pool: &PgPool, job: &str, tenant: &TenantId, user: &UserId, error: &str) -> sqlx::Result<()> {
-    let error: String = error.chars().take(500).collect();
-    let mut tx = begin_tenant_tx(pool, tenant).await?;
-    users::hold(&mut tx, tenant, &[user.as_str()]).await?;
-    if !users::exists(&mut tx, tenant, user.as_str()).await? {
-        return Ok(());
-    }
-    sqlx::query(
-        "INSERT INTO job_checkpoints (tenant_id, user_id, job, failures, retry_after, last_error)
-         VALUES ($1, $2, $3, 1, now() + interval '1 minute', $4)
-         ON CONFLICT (tenant_id, job, user_id) DO UPDATE
-            SET failures = job_checkpoints.failures + 1,
-                retry_after = now() + least(interval '1 minute' * power(2, job_checkpoints.failures), interval '1 day'),
-                last_error = $4",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(job)
-    .bind(error)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await
 }
