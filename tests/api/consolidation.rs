@@ -267,17 +267,8 @@ mod with_an_llm {
         let lines: Vec<String> = (1..=12).map(|n| format!("Step {n} of the rollout plan moves service number {n} to the new cluster.")).collect();
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         say(&app, &key, "hal", "s1", day(1, 9), &lines).await;
-        server.reset().await;
-        Mock::given(method("POST"))
-            .and(path("/chat/completions"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-                "id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
-                    "content": "{\"summary\": \"The rollout moves services to the new cluster step by step.\", \"topics\": [\"rollout\"]}"}}],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-            })))
-            .mount(&server)
-            .await;
+        let summary = r#"{"summary": "The rollout moves services to the new cluster step by step.", "topics": ["rollout"]}"#;
+        crate::helpers::answer_every_completion(&server, summary).await;
 
         let run = run_at(&executor, "summarize_sessions", day(1, 12), false).await;
 

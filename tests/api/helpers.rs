@@ -179,3 +179,35 @@ pub fn engram(app: &TestApp, args: &[&str]) -> std::process::Output {
         .output()
         .expect("the engram binary runs")
 }
+
+/// An OpenAI-compatible chat endpoint on loopback that answers every completion with
+/// `content` and a usage of 100 prompt and 20 completion tokens, and the LLM client of it.
+pub async fn scripted_llm(content: &str) -> (wiremock::MockServer, std::sync::Arc<engram::models::Llm>) {
+    let server = wiremock::MockServer::start().await;
+    answer_every_completion(&server, content).await;
+    let settings = engram::configuration::LlmSettings {
+        provider: engram::configuration::LlmProvider::Openai,
+        base_url: Some(server.uri()),
+        model: Some("scripted".into()),
+        api_key: Some("unused".into()),
+        timeout_secs: 10,
+        ..Default::default()
+    };
+    let llm = std::sync::Arc::new(engram::models::Llm::from_settings(&settings, Default::default()).unwrap().unwrap());
+    (server, llm)
+}
+
+/// Makes `server` answer every completion with `content` (100 + 20 tokens).
+pub async fn answer_every_completion(server: &wiremock::MockServer, content: &str) {
+    use wiremock::matchers::{method, path};
+    server.reset().await;
+    wiremock::Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        })))
+        .mount(server)
+        .await;
+}

@@ -6,12 +6,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engram::configuration::{LlmProvider, LlmSettings, RateLimit, Settings};
+use engram::configuration::{RateLimit, Settings};
 use engram::db::Database;
 use engram::startup::Application;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::helpers::{TestApp, engram, error_of, spawn_app_with, test_settings};
 
@@ -112,27 +110,9 @@ async fn a_tenants_daily_llm_budget_holds_its_units_until_the_next_day() {
     let app = crate::helpers::spawn_app().await;
     let key_a = app.key("tenant-a", "ingest").await;
     let key_b = app.key("tenant-b", "ingest").await;
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
-                "content": "{\"summary\": \"They planned the release.\", \"topics\": [\"release\"]}"}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-        })))
-        .mount(&server)
-        .await;
-    let llm = LlmSettings {
-        provider: LlmProvider::Openai,
-        base_url: Some(server.uri()),
-        model: Some("scripted".into()),
-        api_key: Some("unused".into()),
-        timeout_secs: 10,
-        ..Default::default()
-    };
+    let (_server, llm) = crate::helpers::scripted_llm(r#"{"summary": "They planned the release.", "topics": ["release"]}"#).await;
     let dir = crate::jobs::job_dir(&[("summarize_sessions", "schedule = \"0 0 * * * *\"")]);
-    let mut executor = crate::jobs::executor_with(&app.db, &dir, Some(Arc::new(engram::models::Llm::from_settings(&llm, Default::default()).unwrap().unwrap())));
+    let mut executor = crate::jobs::executor_with(&app.db, &dir, Some(llm));
     executor.settings.tenant_daily_llm_tokens = Some(100);
     let session = |user: &str, session: &str| {
         json!({"events": [{"user_id": user, "session_id": session, "role": "user", "content": "We planned the release for Friday.", "created_at": "2026-11-01T10:00:00Z"}]})
