@@ -15,7 +15,11 @@ use crate::domain::{TenantId, UserId};
 /// Estimated tokens of `text` (see the module documentation).
 pub fn estimate_tokens(text: &str) -> usize {
     let (wide, narrow_bytes) = text.chars().fold((0usize, 0usize), |(wide, narrow), c| {
-        if c.is_ascii() || ('\u{00C0}'..='\u{024F}').contains(&c) { (wide, narrow + c.len_utf8()) } else { (wide + 1, narrow) }
+        if c.is_ascii() || ('\u{00C0}'..='\u{024F}').contains(&c) {
+            (wide, narrow + c.len_utf8())
+        } else {
+            (wide + 1, narrow)
+        }
     });
     wide + narrow_bytes.div_ceil(4)
 }
@@ -117,7 +121,10 @@ pub async fn recent_summaries(
     .fetch_all(conn)
     .await?;
     Ok((
-        sessions.into_iter().map(|(id, content, _)| Candidate { id, kind: "session_summary".into(), content }).collect(),
+        sessions
+            .into_iter()
+            .map(|(id, content, _)| Candidate { id, kind: "session_summary".into(), content })
+            .collect(),
         periods
             .into_iter()
             .map(|(id, content)| Candidate { id: id.to_string(), kind: "period_summary".into(), content })

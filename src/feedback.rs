@@ -142,7 +142,8 @@ async fn record(
         .await?;
         let reason = format!("{source}: {kind}");
         let (before, after) = (serde_json::json!({"confidence": before}), serde_json::json!({"confidence": after}));
-        memories::record_history(conn, tenant, memory, user, "updated", Some(before), Some(after), &reason, None, None).await?;
+        memories::record_history(conn, tenant, memory, user, "updated", Some(before), Some(after), &reason, None, None)
+            .await?;
     }
     Ok(id)
 }
@@ -174,8 +175,15 @@ mod tests {
     #[test]
     fn corrections_are_recognised_in_several_languages_and_small_talk_is_not() {
         let detector = Detector::new(&CorrectionSettings::default()).unwrap();
-        for text in ["That's wrong, I use Neovim now", "no, you are wrong", "I already switched to Rust",
-                     "你记错了，我现在用 Vim", "不对，我现在用 PostgreSQL", "我们已经换成 Vite 了", "Das stimmt nicht"] {
+        for text in [
+            "That's wrong, I use Neovim now",
+            "no, you are wrong",
+            "I already switched to Rust",
+            "你记错了，我现在用 Vim",
+            "不对，我现在用 PostgreSQL",
+            "我们已经换成 Vite 了",
+            "Das stimmt nicht",
+        ] {
             assert!(detector.is_correction(text), "{text}");
         }
         for text in ["thanks!", "ok", "好的", "What is the capital of France?", "I wrote the wrong test yesterday"] {

@@ -94,10 +94,10 @@ pub fn parse_event(value: Value, limits: &IngestSettings, now: DateTime<Utc>) ->
 fn reject_repeated_client_ids(events: &[NewEvent]) -> Result<(), ValidationError> {
     let mut seen = HashSet::new();
     for (i, event) in events.iter().enumerate() {
-        if let Some(id) = &event.client_id {
-            if !seen.insert(id) {
-                return Err(ValidationError::new(format!("events[{i}].id"), "appears more than once in the batch"));
-            }
+        if let Some(id) = &event.client_id
+            && !seen.insert(id)
+        {
+            return Err(ValidationError::new(format!("events[{i}].id"), "appears more than once in the batch"));
         }
     }
     Ok(())
@@ -149,10 +149,11 @@ async fn try_ingest(
     if let Some(detector) = detector {
         for (&i, &id) in fresh.iter().zip(&ids) {
             let event = &events[i];
-            if event.role == Role::User && detector.is_correction(&event.content) {
-                if detector.link(&mut tx, tenant, &event.user_id, id, event.created_at).await? > 0 {
-                    corrections += 1;
-                }
+            if event.role == Role::User
+                && detector.is_correction(&event.content)
+                && detector.link(&mut tx, tenant, &event.user_id, id, event.created_at).await? > 0
+            {
+                corrections += 1;
             }
         }
     }
@@ -181,7 +182,11 @@ async fn try_ingest(
 /// Serialises concurrent batches of one user, so two of them cannot both open a
 /// session; and holds the users' life locks, so a batch lands wholly before or after
 /// a deletion of its user.
-async fn lock_users(tx: &mut Transaction<'static, Postgres>, tenant: &TenantId, events: &[NewEvent]) -> sqlx::Result<()> {
+async fn lock_users(
+    tx: &mut Transaction<'static, Postgres>,
+    tenant: &TenantId,
+    events: &[NewEvent],
+) -> sqlx::Result<()> {
     let users: BTreeSet<&str> = events.iter().map(|e| e.user_id.as_str()).collect();
     for user in &users {
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))")
@@ -253,7 +258,7 @@ async fn assign_sessions(
     }
     if !unassigned.is_empty() {
         let users: Vec<&str> = unassigned.iter().map(|&i| events[i].user_id.as_str()).collect();
-        let latest: Vec<(String, String, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>)> = sqlx::query_as(
+        let latest: Vec<LatestSession> = sqlx::query_as(
             "SELECT DISTINCT ON (user_id) user_id, session_id, started_at, last_event_at, ended_at
                FROM sessions WHERE tenant_id = $1 AND user_id = ANY($2)
               ORDER BY user_id, last_event_at DESC",
@@ -273,7 +278,8 @@ async fn assign_sessions(
         for i in unassigned {
             let event = &events[i];
             let at = event.created_at;
-            let current = open.get_mut(event.user_id.as_str()).filter(|s| at <= s.last + idle_gap && at >= s.start - idle_gap);
+            let current =
+                open.get_mut(event.user_id.as_str()).filter(|s| at <= s.last + idle_gap && at >= s.start - idle_gap);
             let id = match current {
                 Some(session) => {
                     session.start = session.start.min(at);
@@ -291,6 +297,9 @@ async fn assign_sessions(
     }
     Ok(fresh.iter().map(|i| assigned.remove(i).expect("every fresh event is assigned")).collect())
 }
+
+/// A user's latest session: user, session, started, last event, ended.
+type LatestSession = (String, String, DateTime<Utc>, DateTime<Utc>, Option<DateTime<Utc>>);
 
 struct OpenSession {
     id: SessionId,

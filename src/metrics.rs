@@ -9,7 +9,8 @@ use prometheus::{Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCount
 const HTTP_BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
 /// Model call latencies from 1 ms to 2 min.
-const MODEL_BUCKETS: &[f64] = &[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
+const MODEL_BUCKETS: &[f64] =
+    &[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
 
 /// Job durations from 10 ms to 1 h.
 const JOB_BUCKETS: &[f64] = &[0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 1800.0, 3600.0];
@@ -44,7 +45,8 @@ fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntC
 }
 
 fn histogram(registry: &Registry, name: &str, help: &str, labels: &[&str], buckets: &[f64]) -> HistogramVec {
-    let metric = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets.to_vec()), labels).expect("valid metric");
+    let metric =
+        HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets.to_vec()), labels).expect("valid metric");
     registry.register(Box::new(metric.clone())).expect("registered once");
     metric
 }
@@ -59,29 +61,108 @@ impl Metrics {
     pub fn new() -> Self {
         let r = Registry::new();
         Self {
-            http_requests: counter(&r, "engram_http_requests_total", "HTTP requests by method, route pattern and status", &["method", "route", "status"]),
-            http_duration: histogram(&r, "engram_http_request_duration_seconds", "HTTP request duration by method and route pattern", &["method", "route"], HTTP_BUCKETS),
-            llm_requests: counter(&r, "engram_llm_requests_total", "LLM calls by purpose, model and outcome", &["purpose", "model", "status"]),
-            llm_tokens: counter(&r, "engram_llm_tokens_total", "LLM tokens by purpose, model and kind (prompt|completion)", &["purpose", "model", "kind"]),
-            llm_duration: histogram(&r, "engram_llm_request_duration_seconds", "LLM call duration, retries included", &["purpose", "model"], MODEL_BUCKETS),
+            http_requests: counter(
+                &r,
+                "engram_http_requests_total",
+                "HTTP requests by method, route pattern and status",
+                &["method", "route", "status"],
+            ),
+            http_duration: histogram(
+                &r,
+                "engram_http_request_duration_seconds",
+                "HTTP request duration by method and route pattern",
+                &["method", "route"],
+                HTTP_BUCKETS,
+            ),
+            llm_requests: counter(
+                &r,
+                "engram_llm_requests_total",
+                "LLM calls by purpose, model and outcome",
+                &["purpose", "model", "status"],
+            ),
+            llm_tokens: counter(
+                &r,
+                "engram_llm_tokens_total",
+                "LLM tokens by purpose, model and kind (prompt|completion)",
+                &["purpose", "model", "kind"],
+            ),
+            llm_duration: histogram(
+                &r,
+                "engram_llm_request_duration_seconds",
+                "LLM call duration, retries included",
+                &["purpose", "model"],
+                MODEL_BUCKETS,
+            ),
             embeddings: counter(&r, "engram_embeddings_total", "Texts embedded (cache misses) by model", &["model"]),
-            embedding_duration: histogram(&r, "engram_embedding_duration_seconds", "Duration of one embedding batch by model", &["model"], MODEL_BUCKETS),
-            lookups: counter(&r, "engram_lookups_total", "Memory lookups by endpoint and result (hit|miss)", &["endpoint", "result"]),
-            lookup_duration: histogram(&r, "engram_lookup_duration_seconds", "Memory lookup duration by endpoint", &["endpoint"], HTTP_BUCKETS),
-            corrections: counter(&r, "engram_memory_corrections_total", "Corrections of served memories by source (feedback|detected)", &["source"]),
-            job_runs: counter(&r, "engram_job_runs_total", "Finished job runs by job and status", &["job_name", "status"]),
-            job_duration: histogram(&r, "engram_job_duration_seconds", "Job run duration by job", &["job_name"], JOB_BUCKETS),
-            job_items: counter(&r, "engram_job_items_total", "Items handled by jobs, by job and action", &["job_name", "action"]),
-            job_last_success: gauge(&r, "engram_job_last_success_timestamp_seconds", "When each job last succeeded (Unix time); for a job that never did, when the installation first scheduled it", &["job_name"]),
+            embedding_duration: histogram(
+                &r,
+                "engram_embedding_duration_seconds",
+                "Duration of one embedding batch by model",
+                &["model"],
+                MODEL_BUCKETS,
+            ),
+            lookups: counter(
+                &r,
+                "engram_lookups_total",
+                "Memory lookups by endpoint and result (hit|miss)",
+                &["endpoint", "result"],
+            ),
+            lookup_duration: histogram(
+                &r,
+                "engram_lookup_duration_seconds",
+                "Memory lookup duration by endpoint",
+                &["endpoint"],
+                HTTP_BUCKETS,
+            ),
+            corrections: counter(
+                &r,
+                "engram_memory_corrections_total",
+                "Corrections of served memories by source (feedback|detected)",
+                &["source"],
+            ),
+            job_runs: counter(
+                &r,
+                "engram_job_runs_total",
+                "Finished job runs by job and status",
+                &["job_name", "status"],
+            ),
+            job_duration: histogram(
+                &r,
+                "engram_job_duration_seconds",
+                "Job run duration by job",
+                &["job_name"],
+                JOB_BUCKETS,
+            ),
+            job_items: counter(
+                &r,
+                "engram_job_items_total",
+                "Items handled by jobs, by job and action",
+                &["job_name", "action"],
+            ),
+            job_last_success: gauge(
+                &r,
+                "engram_job_last_success_timestamp_seconds",
+                "When each job last succeeded (Unix time); for a job that never did, when the installation first scheduled it",
+                &["job_name"],
+            ),
             events_pending: {
-                let metric = Gauge::new("engram_events_pending", "Raw events not yet consolidated into a session summary").expect("valid metric");
+                let metric =
+                    Gauge::new("engram_events_pending", "Raw events not yet consolidated into a session summary")
+                        .expect("valid metric");
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },
             memories: gauge(&r, "engram_memories", "Memories by status", &["status"]),
-            job_interval: gauge(&r, "engram_job_interval_seconds", "Seconds between a job's scheduled ticks; 0 while disabled or paused", &["job_name"]),
+            job_interval: gauge(
+                &r,
+                "engram_job_interval_seconds",
+                "Seconds between a job's scheduled ticks; 0 while disabled or paused",
+                &["job_name"],
+            ),
             ready: {
-                let metric = Gauge::new("engram_ready", "1 while /readyz would answer ready, else 0 (checked every 15 s)").expect("valid metric");
+                let metric =
+                    Gauge::new("engram_ready", "1 while /readyz would answer ready, else 0 (checked every 15 s)")
+                        .expect("valid metric");
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },
@@ -132,10 +213,24 @@ impl Metrics {
     pub fn names(&self) -> Vec<String> {
         use prometheus::core::Collector;
         let collectors: [&dyn Collector; 18] = [
-            &self.http_requests, &self.http_duration, &self.llm_requests, &self.llm_tokens, &self.llm_duration,
-            &self.embeddings, &self.embedding_duration, &self.lookups, &self.lookup_duration, &self.corrections,
-            &self.job_runs, &self.job_duration, &self.job_items, &self.job_last_success, &self.events_pending,
-            &self.memories, &self.job_interval, &self.ready,
+            &self.http_requests,
+            &self.http_duration,
+            &self.llm_requests,
+            &self.llm_tokens,
+            &self.llm_duration,
+            &self.embeddings,
+            &self.embedding_duration,
+            &self.lookups,
+            &self.lookup_duration,
+            &self.corrections,
+            &self.job_runs,
+            &self.job_duration,
+            &self.job_items,
+            &self.job_last_success,
+            &self.events_pending,
+            &self.memories,
+            &self.job_interval,
+            &self.ready,
         ];
         collectors.iter().flat_map(|c| c.desc()).map(|d| d.fq_name.clone()).collect()
     }

@@ -44,7 +44,8 @@ impl Application {
         let listener = TcpListener::bind(&settings.server.bind)
             .with_context(|| format!("cannot listen on {}", settings.server.bind))?;
         let port = listener.local_addr()?.port();
-        let workers = settings.server.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+        let workers =
+            settings.server.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
         let metrics = Metrics::new();
         let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
         let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
@@ -57,8 +58,12 @@ impl Application {
         let role = settings.server.role;
         let worker = match role.runs_jobs() {
             true => {
-                let models = Models { embedder: embedder.clone(), llm: llm.clone(), prompts: settings.jobs.dir.join("prompts") };
-                Some(Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), models, settings.jobs.clone()).await?)
+                let models =
+                    Models { embedder: embedder.clone(), llm: llm.clone(), prompts: settings.jobs.dir.join("prompts") };
+                Some(
+                    Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), models, settings.jobs.clone())
+                        .await?,
+                )
             }
             false => None,
         };
@@ -70,7 +75,9 @@ impl Application {
         }
         let cors_origins = state.settings.server.cors_origins.clone();
         let metrics_listener = match &state.settings.server.metrics_bind {
-            Some(bind) => Some(TcpListener::bind(bind).with_context(|| format!("cannot listen on {bind} (server.metrics_bind)"))?),
+            Some(bind) => Some(
+                TcpListener::bind(bind).with_context(|| format!("cannot listen on {bind} (server.metrics_bind)"))?,
+            ),
             None => None,
         };
         let state = web::Data::new(state);
@@ -106,7 +113,10 @@ impl Application {
             Some(listener) => {
                 let port = listener.local_addr()?.port();
                 let server = HttpServer::new(move || {
-                    App::new().app_data(metrics_state.clone()).service(http::health::metrics).default_service(web::to(http::not_found))
+                    App::new()
+                        .app_data(metrics_state.clone())
+                        .service(http::health::metrics)
+                        .default_service(web::to(http::not_found))
                 })
                 .workers(1)
                 .listen(listener)?
@@ -158,10 +168,10 @@ async fn flush_access_periodically(access: Arc<AccessRecorder>, db: Database, ev
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        if access.pending() > 0 {
-            if let Err(err) = access.flush(&db.pool).await {
-                tracing::warn!(error = %err, "cannot write access statistics; keeping them for the next flush");
-            }
+        if access.pending() > 0
+            && let Err(err) = access.flush(&db.pool).await
+        {
+            tracing::warn!(error = %err, "cannot write access statistics; keeping them for the next flush");
         }
     }
 }
@@ -178,9 +188,8 @@ async fn check_readiness_periodically(state: web::Data<AppState>) {
 /// The prompts in `<jobs.dir>/prompts`, by name: the purposes the LLM is called for.
 fn prompt_names(jobs_dir: &std::path::Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(jobs_dir.join("prompts")) else { return Vec::new() };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.path().file_name()?.to_str()?.strip_suffix(".md").map(str::to_owned))
-        .collect();
+    let mut names: Vec<String> =
+        entries.filter_map(|e| e.ok()?.path().file_name()?.to_str()?.strip_suffix(".md").map(str::to_owned)).collect();
     names.sort();
     names
 }

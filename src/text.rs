@@ -41,7 +41,8 @@ fn is_cjk(c: char) -> bool {
 /// Words, counting each CJK character as one.
 pub fn word_count(text: &str) -> usize {
     let cjk = text.chars().filter(|c| is_cjk(*c)).count();
-    let latin = text.split(|c: char| c.is_whitespace() || is_cjk(c)).filter(|w| w.chars().any(char::is_alphanumeric)).count();
+    let latin =
+        text.split(|c: char| c.is_whitespace() || is_cjk(c)).filter(|w| w.chars().any(char::is_alphanumeric)).count();
     cjk + latin
 }
 
@@ -64,7 +65,11 @@ static CJK_QUESTION: LazyLock<Regex> =
 /// Small talk, acknowledgements and questions: nothing to remember about the user.
 pub fn is_small_talk(sentence: &str) -> bool {
     let s = sentence.trim();
-    s.ends_with('?') || s.ends_with('？') || ACKNOWLEDGEMENT.is_match(s) || QUESTION_START.is_match(s) || CJK_QUESTION.is_match(s)
+    s.ends_with('?')
+        || s.ends_with('？')
+        || ACKNOWLEDGEMENT.is_match(s)
+        || QUESTION_START.is_match(s)
+        || CJK_QUESTION.is_match(s)
 }
 
 /// Sensitive data that never goes into memories or summaries.
@@ -101,9 +106,12 @@ pub fn redact(text: &str) -> String {
     let mut out = text.to_owned();
     for (kind, re) in SENSITIVE.iter() {
         out = re
-            .replace_all(&out, |caps: &regex::Captures| {
-                if counts(kind, &caps[0]) { format!("[{kind}]") } else { caps[0].to_owned() }
-            })
+            .replace_all(
+                &out,
+                |caps: &regex::Captures| {
+                    if counts(kind, &caps[0]) { format!("[{kind}]") } else { caps[0].to_owned() }
+                },
+            )
             .into_owned();
     }
     out
@@ -115,12 +123,16 @@ mod tests {
 
     #[test]
     fn sentences_split_latin_and_cjk_but_not_versions() {
-        assert_eq!(sentences("We use node.js v1.2 now. It works! 我叫李明。你好"), ["We use node.js v1.2 now.", "It works!", "我叫李明。", "你好"]);
+        assert_eq!(
+            sentences("We use node.js v1.2 now. It works! 我叫李明。你好"),
+            ["We use node.js v1.2 now.", "It works!", "我叫李明。", "你好"]
+        );
     }
 
     #[test]
     fn small_talk_and_questions_are_recognised() {
-        for s in ["thanks!", "ok", "好的", "谢谢", "What database should I use?", "这个怎么用", "Sounds good."] {
+        for s in ["thanks!", "ok", "好的", "谢谢", "What database should I use?", "这个怎么用", "Sounds good."]
+        {
             assert!(is_small_talk(s), "{s}");
         }
         for s in ["We use PostgreSQL for billing.", "我们用 MySQL", "I prefer dark mode"] {

@@ -9,7 +9,12 @@ use crate::domain::{TenantId, UserId};
 
 /// The name of the user's own index for vectors of `dims`, if it has a row, and whether
 /// that index exists and is valid (a build cut short leaves it invalid, or missing).
-pub async fn own_index(db: impl PgExecutor<'_>, tenant: &str, user: &str, dims: usize) -> sqlx::Result<Option<(String, bool)>> {
+pub async fn own_index(
+    db: impl PgExecutor<'_>,
+    tenant: &str,
+    user: &str,
+    dims: usize,
+) -> sqlx::Result<Option<(String, bool)>> {
     sqlx::query_as(
         "SELECT u.index_name, coalesce(i.indisvalid, false)
            FROM user_vector_indexes u
@@ -26,12 +31,14 @@ pub async fn own_index(db: impl PgExecutor<'_>, tenant: &str, user: &str, dims: 
 
 /// The user's indexes for another dimension than `dims`: they serve no lookup any more.
 pub async fn stale(db: impl PgExecutor<'_>, tenant: &str, user: &str, dims: usize) -> sqlx::Result<Vec<String>> {
-    sqlx::query_scalar("SELECT index_name FROM user_vector_indexes WHERE tenant_id = $1 AND user_id = $2 AND dims <> $3")
-        .bind(tenant)
-        .bind(user)
-        .bind(dims as i32)
-        .fetch_all(db)
-        .await
+    sqlx::query_scalar(
+        "SELECT index_name FROM user_vector_indexes WHERE tenant_id = $1 AND user_id = $2 AND dims <> $3",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(dims as i32)
+    .fetch_all(db)
+    .await
 }
 
 /// Every index of the user, whatever its dimension.
@@ -72,15 +79,20 @@ pub async fn register(
 }
 
 pub async fn mark_built(conn: &mut PgConnection, name: &str) -> sqlx::Result<()> {
-    sqlx::query("UPDATE user_vector_indexes SET built_at = now() WHERE index_name = $1").bind(name).execute(conn).await?;
+    sqlx::query("UPDATE user_vector_indexes SET built_at = now() WHERE index_name = $1")
+        .bind(name)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
 /// Drops the index and its row (the row last: it is how a later run finds the index).
 /// `CONCURRENTLY`, so it waits for transactions using `memories` but blocks none.
 pub async fn drop(conn: &mut PgConnection, name: &str) -> sqlx::Result<()> {
-    let ddl: String =
-        sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)").bind(name).fetch_one(&mut *conn).await?;
+    let ddl: String = sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)")
+        .bind(name)
+        .fetch_one(&mut *conn)
+        .await?;
     sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut *conn).await?;
     sqlx::query("DELETE FROM user_vector_indexes WHERE index_name = $1").bind(name).execute(&mut *conn).await?;
     Ok(())

@@ -39,11 +39,13 @@ const USER_TABLES: &[&str] = &[
 /// Writers share them; only [`forget`] takes one exclusively.
 pub async fn hold(conn: &mut PgConnection, tenant: &TenantId, users: &[&str]) -> sqlx::Result<()> {
     // Seed 1 keeps these keys apart from ingest's session lock (seed 0) on the same ids.
-    sqlx::query("SELECT count(pg_advisory_xact_lock_shared(hashtextextended($1 || '/' || u, 1))) FROM unnest($2::text[]) u")
-        .bind(tenant.as_str())
-        .bind(users)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "SELECT count(pg_advisory_xact_lock_shared(hashtextextended($1 || '/' || u, 1))) FROM unnest($2::text[]) u",
+    )
+    .bind(tenant.as_str())
+    .bind(users)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -109,7 +111,8 @@ pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid
     let mut counts = serde_json::Map::new();
     for table in USER_TABLES {
         let sql = format!("DELETE FROM {table} WHERE tenant_id = $1 AND user_id = $2");
-        let done = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(user.as_str()).execute(&mut *tx).await?;
+        let done =
+            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(user.as_str()).execute(&mut *tx).await?;
         counts.insert((*table).into(), json!(done.rows_affected()));
     }
     let counts = Value::Object(counts);
@@ -164,7 +167,8 @@ pub async fn deletions(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx:
 
 /// `hmac:` and the hex HMAC-SHA256 of `tenant/user` under the installation's audit secret.
 async fn keyed_hash(pool: &PgPool, tenant: &TenantId, user: &UserId) -> sqlx::Result<String> {
-    let secret: Vec<u8> = sqlx::query_scalar("SELECT secret FROM instance_secrets WHERE name = 'audit'").fetch_one(pool).await?;
+    let secret: Vec<u8> =
+        sqlx::query_scalar("SELECT secret FROM instance_secrets WHERE name = 'audit'").fetch_one(pool).await?;
     Ok(format!("hmac:{}", hmac_hex(&secret, &format!("{tenant}/{user}"))))
 }
 
@@ -181,6 +185,9 @@ mod tests {
     #[test]
     fn the_keyed_hash_is_hmac_sha256() {
         // RFC 4231, test case 2.
-        assert_eq!(hmac_hex(b"Jefe", "what do ya want for nothing?"), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+        assert_eq!(
+            hmac_hex(b"Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
     }
 }

@@ -28,10 +28,10 @@ impl KeyCache {
             return authenticate(pool, secret).await;
         }
         let fingerprint = hash(secret);
-        if let Some((principal, at)) = self.entries.lock().expect("key cache").get(&fingerprint) {
-            if at.elapsed() < self.ttl {
-                return Ok(Some(principal.clone()));
-            }
+        if let Some((principal, at)) = self.entries.lock().expect("key cache").get(&fingerprint)
+            && at.elapsed() < self.ttl
+        {
+            return Ok(Some(principal.clone()));
         }
         let principal = authenticate(pool, secret).await?;
         let mut entries = self.entries.lock().expect("key cache");

@@ -96,11 +96,12 @@ pub async fn authenticate(pool: &PgPool, secret: &str) -> sqlx::Result<Option<Pr
     if !secret.starts_with(KEY_PREFIX) || secret.len() > 128 {
         return Ok(None);
     }
-    let row: Option<(Uuid, String, Vec<String>, Option<String>)> =
-        sqlx::query_as("SELECT id, tenant_id, scopes, rate_limit FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL")
-            .bind(hash(secret))
-            .fetch_optional(pool)
-            .await?;
+    let row: Option<(Uuid, String, Vec<String>, Option<String>)> = sqlx::query_as(
+        "SELECT id, tenant_id, scopes, rate_limit FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL",
+    )
+    .bind(hash(secret))
+    .fetch_optional(pool)
+    .await?;
     Ok(row.and_then(|(key_id, tenant, scopes, rate_limit)| {
         Some(Principal {
             key_id,

@@ -6,8 +6,8 @@ mod keys;
 mod limits;
 
 pub use cache::KeyCache;
-pub use limits::RateLimits;
 pub use keys::{ApiKey, CreatedKey, Principal, authenticate, create_key, list_keys, revoke_key};
+pub use limits::RateLimits;
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,7 +56,8 @@ impl FromStr for Scope {
 
 /// Parses `read,ingest` into scopes, rejecting unknown names and an empty list.
 pub fn parse_scopes(text: &str) -> Result<Vec<Scope>, String> {
-    let mut scopes: Vec<Scope> = text.split(',').filter(|s| !s.trim().is_empty()).map(str::parse).collect::<Result<_, _>>()?;
+    let mut scopes: Vec<Scope> =
+        text.split(',').filter(|s| !s.trim().is_empty()).map(str::parse).collect::<Result<_, _>>()?;
     scopes.sort_by_key(|s| s.as_str());
     scopes.dedup();
     if scopes.is_empty() {

@@ -42,12 +42,16 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     )
     .execute(pool)
     .await?;
-    let existing: Option<(i64, i64, i64, i64)> = sqlx::query_as("SELECT * FROM bench_corpus_size").fetch_optional(pool).await?;
+    let existing: Option<(i64, i64, i64, i64)> =
+        sqlx::query_as("SELECT * FROM bench_corpus_size").fetch_optional(pool).await?;
     if existing == Some((size.users, size.per_user, size.large_user, size.planted_every)) {
         return Ok(0.0);
     }
     let started = Instant::now();
-    eprintln!("bench: building a corpus of {} memories and their near-duplicates (reused by later runs)", size.generated());
+    eprintln!(
+        "bench: building a corpus of {} memories and their near-duplicates (reused by later runs)",
+        size.generated()
+    );
     // The table's indexes are dropped for the load and built afterwards from their own
     // definitions, which `bench_indexes` keeps until then (a build cut short resumes them).
     sqlx::raw_sql(
@@ -152,9 +156,8 @@ pub async fn count(pool: &PgPool) -> sqlx::Result<i64> {
 
 /// The centroids and noise vectors, to compose query vectors like the corpus's.
 pub async fn vectors(pool: &PgPool) -> anyhow::Result<(Vec<Vec<f32>>, Vec<Vec<f32>>)> {
-    let rows: Vec<(String, pgvector::Vector)> = sqlx::query_as("SELECT kind, v FROM bench_vectors ORDER BY kind, i")
-        .fetch_all(pool)
-        .await?;
+    let rows: Vec<(String, pgvector::Vector)> =
+        sqlx::query_as("SELECT kind, v FROM bench_vectors ORDER BY kind, i").fetch_all(pool).await?;
     let (mut centroids, mut noise) = (Vec::new(), Vec::new());
     for (kind, v) in rows {
         if kind == "centroid" { centroids.push(v.to_vec()) } else { noise.push(v.to_vec()) }

@@ -47,7 +47,8 @@ fn mean_ms(samples: &[Duration]) -> f64 {
 /// Distinct, conversation-like sentences of 8–20 words.
 fn sentences(seed: usize, n: usize) -> Vec<String> {
     const SUBJECTS: &[&str] = &["We", "I", "Our team", "The backend", "My manager", "The new service", "This project"];
-    const VERBS: &[&str] = &["moved to", "decided on", "prefer", "switched from", "are evaluating", "deployed", "dropped"];
+    const VERBS: &[&str] =
+        &["moved to", "decided on", "prefer", "switched from", "are evaluating", "deployed", "dropped"];
     const OBJECTS: &[&str] = &[
         "PostgreSQL for the main database",
         "Kubernetes on a managed cloud",

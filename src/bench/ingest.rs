@@ -43,7 +43,8 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     let app = Application::build(config, db.clone()).await?;
     let url = format!("http://127.0.0.1:{}/v1/events", app.port());
     tokio::spawn(app.run_until_stopped());
-    let key = auth::create_key(&db.pool, &TenantId::parse(TENANT)?, &[KeyScope::Ingest], Some("bench"), None).await?.secret;
+    let key =
+        auth::create_key(&db.pool, &TenantId::parse(TENANT)?, &[KeyScope::Ingest], Some("bench"), None).await?.secret;
 
     eprintln!("bench: ingesting {events} events");
     let start = chrono::Utc::now() - chrono::Duration::days(2);
@@ -89,15 +90,28 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     tokio::time::sleep(Duration::from_millis(10)).await;
     Ok(vec![
         Figure { scenario: "ingest", metric: "events".into(), value: events as f64, unit: "events" },
-        Figure { scenario: "ingest", metric: "throughput".into(), value: events as f64 / ingest_seconds, unit: "events/s (batches of 100, 4 clients)" },
+        Figure {
+            scenario: "ingest",
+            metric: "throughput".into(),
+            value: events as f64 / ingest_seconds,
+            unit: "events/s (batches of 100, 4 clients)",
+        },
         Figure { scenario: "summarize", metric: "sessions".into(), value: sessions, unit: "sessions" },
-        Figure { scenario: "summarize", metric: "throughput".into(), value: sessions / summarize_seconds, unit: "sessions/s (extractive fallback)" },
+        Figure {
+            scenario: "summarize",
+            metric: "throughput".into(),
+            value: sessions / summarize_seconds,
+            unit: "sessions/s (extractive fallback)",
+        },
     ])
 }
 
 async fn clear(db: &Database) -> anyhow::Result<()> {
     for table in ["memory_history", "memories", "events", "sessions", "job_checkpoints", "api_keys"] {
-        sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE tenant_id = $1"))).bind(TENANT).execute(&db.pool).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE tenant_id = $1")))
+            .bind(TENANT)
+            .execute(&db.pool)
+            .await?;
     }
     Ok(())
 }

@@ -34,7 +34,9 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     let db = Database::open_named(&settings.database, &settings.home, Some(COPY)).await?;
     let figures = measure(&db.pool, settings).await;
     db.close().await;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {COPY} WITH (FORCE)"))).execute(&server.pool).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {COPY} WITH (FORCE)")))
+        .execute(&server.pool)
+        .await?;
     server.close().await;
     let mut figures = figures?;
     figures.insert(0, Figure { scenario: "jobs", metric: "corpus_copy".into(), value: copy_seconds, unit: "s" });
@@ -51,7 +53,10 @@ async fn copy_corpus(server: &PgPool) -> anyhow::Result<()> {
         format!("CREATE DATABASE {COPY} TEMPLATE engram_bench STRATEGY FILE_COPY"),
     ];
     for statement in statements {
-        sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(server).await.context("cannot copy the benchmark corpus")?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+            .execute(server)
+            .await
+            .context("cannot copy the benchmark corpus")?;
     }
     Ok(())
 }

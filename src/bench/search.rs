@@ -19,7 +19,8 @@ use crate::domain::TenantId;
 use crate::jobs::Scope;
 use crate::startup::Application;
 
-const QUESTIONS: &[&str] = &["what did we decide", "which database", "deployment plans", "favourite editor", "team size"];
+const QUESTIONS: &[&str] =
+    &["what did we decide", "which database", "deployment plans", "favourite editor", "team size"];
 
 pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Result<Vec<Figure>> {
     let size = CorpusSize::new(quick);
@@ -51,7 +52,11 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let vector_query = {
         let vectors = vectors.clone();
         move |rng: &mut StdRng, _| {
-            let user = if rng.random_ratio(1, 10) { LARGE_USER.to_owned() } else { format!("u{}", rng.random_range(0..users)) };
+            let user = if rng.random_ratio(1, 10) {
+                LARGE_USER.to_owned()
+            } else {
+                format!("u{}", rng.random_range(0..users))
+            };
             let question = QUESTIONS[rng.random_range(0..QUESTIONS.len())];
             json!({"user_id": user, "query": question, "embedding": query_vector(&vectors, rng), "limit": 10, "min_score": 0.0})
         }
@@ -67,16 +72,22 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         }
     })
     .await?;
-    let with_text = load(&base, &key, clients.min(8), Duration::from_secs(seconds), 4096, move |rng: &mut StdRng, n| {
-        let user = format!("u{}", rng.random_range(0..users));
-        // Distinct texts, more than a run sends, so the embedding cache does not answer for the model.
-        json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
-    })
-    .await?;
+    let with_text =
+        load(&base, &key, clients.min(8), Duration::from_secs(seconds), 4096, move |rng: &mut StdRng, n| {
+            let user = format!("u{}", rng.random_range(0..users));
+            // Distinct texts, more than a run sends, so the embedding cache does not answer for the model.
+            json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
+        })
+        .await?;
     let recall = recall_at_10(&db.pool, &vectors, recall_queries, settings).await?;
 
     let mut figures = vec![
-        Figure { scenario: "search", metric: "corpus_memories".into(), value: corpus::count(&db.pool).await? as f64, unit: "memories" },
+        Figure {
+            scenario: "search",
+            metric: "corpus_memories".into(),
+            value: corpus::count(&db.pool).await? as f64,
+            unit: "memories",
+        },
         Figure { scenario: "search", metric: "corpus_build".into(), value: build_seconds, unit: "s (0: reused)" },
         Figure { scenario: "search", metric: "large_user_index".into(), value: index_seconds, unit: "s (job run)" },
         Figure { scenario: "search", metric: "buffer_warmup".into(), value: warm_seconds, unit: "s" },
@@ -86,7 +97,12 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     }
     figures.push(Figure { scenario: "search", metric: "vector_server_mean".into(), value: server_ms, unit: "ms" });
     let common_p50 = percentile_ms(&common_words.latencies, 0.5);
-    figures.push(Figure { scenario: "search", metric: "large_user_common_words_p50".into(), value: common_p50, unit: "ms (1 client)" });
+    figures.push(Figure {
+        scenario: "search",
+        metric: "large_user_common_words_p50".into(),
+        value: common_p50,
+        unit: "ms (1 client)",
+    });
     figures.push(Figure { scenario: "search", metric: "large_user_recall_at_10".into(), value: recall, unit: "share" });
     Ok(figures)
 }
@@ -125,11 +141,36 @@ impl LoadStats {
     fn figures(&self, name: &str) -> Vec<Figure> {
         let metric = |suffix: &str| format!("{name}_{suffix}");
         vec![
-            Figure { scenario: "search", metric: metric("concurrency"), value: self.concurrency as f64, unit: "clients" },
-            Figure { scenario: "search", metric: metric("p50"), value: percentile_ms(&self.latencies, 0.5), unit: "ms" },
-            Figure { scenario: "search", metric: metric("p95"), value: percentile_ms(&self.latencies, 0.95), unit: "ms" },
-            Figure { scenario: "search", metric: metric("p99"), value: percentile_ms(&self.latencies, 0.99), unit: "ms" },
-            Figure { scenario: "search", metric: metric("throughput"), value: self.latencies.len() as f64 / self.seconds, unit: "req/s" },
+            Figure {
+                scenario: "search",
+                metric: metric("concurrency"),
+                value: self.concurrency as f64,
+                unit: "clients",
+            },
+            Figure {
+                scenario: "search",
+                metric: metric("p50"),
+                value: percentile_ms(&self.latencies, 0.5),
+                unit: "ms",
+            },
+            Figure {
+                scenario: "search",
+                metric: metric("p95"),
+                value: percentile_ms(&self.latencies, 0.95),
+                unit: "ms",
+            },
+            Figure {
+                scenario: "search",
+                metric: metric("p99"),
+                value: percentile_ms(&self.latencies, 0.99),
+                unit: "ms",
+            },
+            Figure {
+                scenario: "search",
+                metric: metric("throughput"),
+                value: self.latencies.len() as f64 / self.seconds,
+                unit: "req/s",
+            },
             Figure { scenario: "search", metric: metric("errors"), value: self.errors as f64, unit: "requests" },
         ]
     }
@@ -137,7 +178,14 @@ impl LoadStats {
 
 /// `concurrency` clients send requests for `duration`, each cycling through `per_client`
 /// bodies built by `body` and serialised beforehand, so the clients spend their time on HTTP.
-async fn load<F>(url: &str, key: &str, concurrency: usize, duration: Duration, per_client: usize, body: F) -> anyhow::Result<LoadStats>
+async fn load<F>(
+    url: &str,
+    key: &str,
+    concurrency: usize,
+    duration: Duration,
+    per_client: usize,
+    body: F,
+) -> anyhow::Result<LoadStats>
 where
     F: Fn(&mut StdRng, usize) -> serde_json::Value,
 {
@@ -161,7 +209,8 @@ where
                     break;
                 }
                 let sent = Instant::now();
-                let request = client.post(&url).bearer_auth(&key).header("content-type", "application/json").body(body.clone());
+                let request =
+                    client.post(&url).bearer_auth(&key).header("content-type", "application/json").body(body.clone());
                 match request.send().await {
                     Ok(response) if response.status().is_success() => {
                         let _ = response.bytes().await;
@@ -207,11 +256,14 @@ async fn recall_at_10(
     for _ in 0..queries {
         let q = pgvector::Vector::from(query_vector(vectors, &mut rng));
         let mut tx = pool.begin().await?;
-        let settings = format!("SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = {ef_search}");
+        let settings =
+            format!("SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL hnsw.ef_search = {ef_search}");
         sqlx::raw_sql(sqlx::AssertSqlSafe(settings)).execute(&mut *tx).await?;
-        let approx: Vec<uuid::Uuid> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone())).bind(&q).fetch_all(&mut *tx).await?;
+        let approx: Vec<uuid::Uuid> =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone())).bind(&q).fetch_all(&mut *tx).await?;
         sqlx::raw_sql("SET LOCAL enable_indexscan = off").execute(&mut *tx).await?;
-        let exact: Vec<uuid::Uuid> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone())).bind(&q).fetch_all(&mut *tx).await?;
+        let exact: Vec<uuid::Uuid> =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone())).bind(&q).fetch_all(&mut *tx).await?;
         tx.rollback().await?;
         found += approx.iter().filter(|id| exact.contains(id)).count();
     }

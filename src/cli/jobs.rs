@@ -61,19 +61,27 @@ impl Prepared {
             JobCommand::List { json } => Action::List { json: *json },
             JobCommand::Run { name, tenant, user, dry_run, now, json } => {
                 if !jobs.contains_key(name) {
-                    bail!("no job named `{name}`; jobs in {}: {}", settings.jobs.dir.display(), jobs.keys().cloned().collect::<Vec<_>>().join(", "));
+                    bail!(
+                        "no job named `{name}`; jobs in {}: {}",
+                        settings.jobs.dir.display(),
+                        jobs.keys().cloned().collect::<Vec<_>>().join(", ")
+                    );
                 }
                 let tenant = match (tenant, user) {
-                    (Some(t), _) => Some(TenantId::parse(t.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?),
+                    (Some(t), _) => {
+                        Some(TenantId::parse(t.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?)
+                    }
                     (None, Some(_)) => Some(TenantId::parse("default").expect("a valid id")),
                     (None, None) => None,
                 };
-                let user = user.as_deref().map(|u| UserId::parse(u).map_err(|e| anyhow::anyhow!("--user: {}", e.message))).transpose()?;
-                let now = now
+                let user = user
                     .as_deref()
-                    .map(|t| DateTime::parse_from_rfc3339(t).map(|t| t.to_utc()))
-                    .transpose()
-                    .map_err(|err| anyhow::anyhow!("--now: expected an RFC 3339 time like 2026-01-31T12:00:00Z ({err})"))?;
+                    .map(|u| UserId::parse(u).map_err(|e| anyhow::anyhow!("--user: {}", e.message)))
+                    .transpose()?;
+                let now =
+                    now.as_deref().map(|t| DateTime::parse_from_rfc3339(t).map(|t| t.to_utc())).transpose().map_err(
+                        |err| anyhow::anyhow!("--now: expected an RFC 3339 time like 2026-01-31T12:00:00Z ({err})"),
+                    )?;
                 Action::Run { name: name.clone(), scope: Scope { tenant, user }, dry_run: *dry_run, now, json: *json }
             }
         };
@@ -84,10 +92,12 @@ impl Prepared {
         match self.action {
             Action::List { json } => list(db, &self.jobs, json).await,
             Action::Run { name, scope, dry_run, now, json } => {
-                let run_id = control::trigger(&db.pool, &self.jobs, &name, &scope, Trigger::Cli, dry_run, now).await.map_err(|err| match err {
-                    ControlError::Database(err) => anyhow::Error::new(err).context("cannot queue the run"),
-                    other => anyhow::anyhow!("{other}"),
-                })?;
+                let run_id = control::trigger(&db.pool, &self.jobs, &name, &scope, Trigger::Cli, dry_run, now)
+                    .await
+                    .map_err(|err| match err {
+                        ControlError::Database(err) => anyhow::Error::new(err).context("cannot queue the run"),
+                        other => anyhow::anyhow!("{other}"),
+                    })?;
                 let (shutdown, shutdown_rx) = tokio::sync::watch::channel(false);
                 tokio::spawn(async move {
                     if tokio::signal::ctrl_c().await.is_ok() {
@@ -151,9 +161,15 @@ async fn list(db: &Database, jobs: &BTreeMap<String, Definition>, json: bool) ->
     }
     writeln!(out, "{:<20} {:<16} {:<8} {:<7} {:<22} next run", "job", "schedule", "enabled", "paused", "last run")?;
     for job in overview {
-        let last = job.last_run.map_or_else(|| "never".to_owned(), |r| format!("{} {}", r.status, r.created_at.format("%m-%d %H:%M")));
+        let last = job
+            .last_run
+            .map_or_else(|| "never".to_owned(), |r| format!("{} {}", r.status, r.created_at.format("%m-%d %H:%M")));
         let next = job.next_run_at.map_or_else(|| "-".to_owned(), |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
-        writeln!(out, "{:<20} {:<16} {:<8} {:<7} {:<22} {next}", job.name, job.schedule, job.enabled, job.paused, last)?;
+        writeln!(
+            out,
+            "{:<20} {:<16} {:<8} {:<7} {:<22} {next}",
+            job.name, job.schedule, job.enabled, job.paused, last
+        )?;
     }
     Ok(())
 }

@@ -122,7 +122,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     telemetry::init(&settings.log);
     if let Command::Serve { bind, role } = &cli.command {
         if let Some(bind) = bind {
-            bind.parse::<std::net::SocketAddr>().with_context(|| format!("--bind {bind}: expected an address like 127.0.0.1:8080"))?;
+            bind.parse::<std::net::SocketAddr>()
+                .with_context(|| format!("--bind {bind}: expected an address like 127.0.0.1:8080"))?;
             settings.server.bind = bind.clone();
         }
         settings.server.role = role.unwrap_or(settings.server.role);
@@ -132,7 +133,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(KeysCommand::Create { tenant, scope, rate_limit, .. }) => Some((
             TenantId::parse(tenant.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?,
             auth::parse_scopes(scope).map_err(|e| anyhow::anyhow!("--scope: {e}"))?,
-            rate_limit.as_deref().map(RateLimit::parse).transpose().map_err(|e| anyhow::anyhow!("--rate-limit: {e}"))?,
+            rate_limit
+                .as_deref()
+                .map(RateLimit::parse)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--rate-limit: {e}"))?,
         )),
         _ => None,
     };
@@ -147,22 +152,28 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         return crate::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;
     }
     let db = Database::open(&settings.database, &cli.home).await?;
-    if settings.database.auto_migrate || matches!(cli.command, Command::Migrate) {
-        if let Err(err) = db.migrate().await {
-            db.close().await;
-            return Err(err);
-        }
+    if (settings.database.auto_migrate || matches!(cli.command, Command::Migrate))
+        && let Err(err) = db.migrate().await
+    {
+        db.close().await;
+        return Err(err);
     }
     let outcome = match cli.command {
         Command::Serve { .. } => serve(settings, db.clone()).await,
-        Command::Migrate => Ok(println!("migrations applied")),
+        Command::Migrate => {
+            println!("migrations applied");
+            Ok(())
+        }
         Command::Keys(KeysCommand::Create { name, .. }) => {
             let (tenant, scopes, rate_limit) = keys_create.expect("parsed above");
             create_key(&db, &tenant, &scopes, name.as_deref(), rate_limit).await
         }
         Command::Keys(KeysCommand::List { json }) => list_keys(&db, json).await,
         Command::Keys(KeysCommand::Revoke { id }) => match auth::revoke_key(&db.pool, id).await? {
-            true => Ok(println!("revoked {id}")),
+            true => {
+                println!("revoked {id}");
+                Ok(())
+            }
             false => Err(anyhow::anyhow!("no active key with id {id}")),
         },
         Command::Ingest { file, tenant } => ingest_file(&db, &settings, &file, &tenant).await,
@@ -227,7 +238,8 @@ async fn list_keys(db: &Database, json: bool) -> anyhow::Result<()> {
 /// re-run after an interruption safe.
 async fn ingest_file(db: &Database, settings: &Settings, file: &PathBuf, tenant: &str) -> anyhow::Result<()> {
     let tenant = TenantId::parse(tenant).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?;
-    let reader = std::io::BufReader::new(std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?);
+    let reader =
+        std::io::BufReader::new(std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?);
     let now = chrono::Utc::now();
     let mut events: Vec<NewEvent> = Vec::new();
     for (n, line) in reader.lines().enumerate() {

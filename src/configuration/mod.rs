@@ -40,10 +40,7 @@ pub enum ConfigError {
 impl Settings {
     /// Defaults, then `file` (if given, it must exist; otherwise `./engram.toml` if present),
     /// then the `ENGRAM_SECTION__KEY` variables in `env`.
-    pub fn load(
-        file: Option<&Path>,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Self, ConfigError> {
+    pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Self, ConfigError> {
         let mut builder = config::Config::builder();
         match file {
             Some(path) if !path.exists() => return Err(ConfigError::MissingFile(path.into())),
@@ -60,10 +57,8 @@ impl Settings {
                 .list_separator(",")
                 .with_list_parse_key("server.cors_origins"),
         );
-        let settings: Settings = builder
-            .build()
-            .and_then(|c| c.try_deserialize())
-            .map_err(|err| ConfigError::Invalid(err.to_string()))?;
+        let settings: Settings =
+            builder.build().and_then(|c| c.try_deserialize()).map_err(|err| ConfigError::Invalid(err.to_string()))?;
         settings.validate()?;
         Ok(settings)
     }
@@ -79,29 +74,39 @@ impl Settings {
         for origin in &self.server.cors_origins {
             let scheme_ok = origin.starts_with("http://") || origin.starts_with("https://");
             if !scheme_ok || origin.ends_with('/') || origin[origin.find("//").map_or(0, |i| i + 2)..].contains('/') {
-                return invalid("server.cors_origins", &format!("`{origin}` is not an origin like https://app.example.com"));
+                return invalid(
+                    "server.cors_origins",
+                    &format!("`{origin}` is not an origin like https://app.example.com"),
+                );
             }
         }
         let buffers = &self.database.embedded_shared_buffers;
         let digits = buffers.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-        if buffers != "auto" && (digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) || !["kB", "MB", "GB"].contains(&&buffers[digits.len()..])) {
+        if buffers != "auto"
+            && (digits.is_empty()
+                || !digits.chars().all(|c| c.is_ascii_digit())
+                || !["kB", "MB", "GB"].contains(&&buffers[digits.len()..]))
+        {
             return invalid("database.embedded_shared_buffers", "expected `auto` or a size like 512MB or 2GB");
         }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections", "must be at least 1");
         }
         for (key, url) in [("database.url", &self.database.url), ("database.read_url", &self.database.read_url)] {
-            if let Some(url) = url {
-                if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-                    return invalid(key, "expected a postgres:// URL");
-                }
+            if let Some(url) = url
+                && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+            {
+                return invalid(key, "expected a postgres:// URL");
             }
         }
         if self.database.read_url.is_some() && self.database.url.is_none() {
             return invalid("database.read_url", "needs database.url as well");
         }
         // pgvector refuses other values, and every lookup connection sets one of them.
-        for (key, ef) in [("search.ef_search", self.search.ef_search), ("search.user_index_ef_search", self.search.user_index_ef_search)] {
+        for (key, ef) in [
+            ("search.ef_search", self.search.ef_search),
+            ("search.user_index_ef_search", self.search.user_index_ef_search),
+        ] {
             if !(1..=1000).contains(&ef) {
                 return invalid(key, "must be between 1 and 1000");
             }
@@ -164,7 +169,10 @@ mod tests {
     fn server_limits_and_origins_parse_and_bad_ones_are_named() {
         let s = Settings::load(
             None,
-            env(&[("ENGRAM_SERVER__RATE_LIMIT", "50/s"), ("ENGRAM_SERVER__CORS_ORIGINS", "https://app.example.com,http://localhost:3000")]),
+            env(&[
+                ("ENGRAM_SERVER__RATE_LIMIT", "50/s"),
+                ("ENGRAM_SERVER__CORS_ORIGINS", "https://app.example.com,http://localhost:3000"),
+            ]),
         )
         .unwrap();
         assert_eq!(s.server.rate_limit.unwrap().to_string(), "50/s");
@@ -214,7 +222,9 @@ mod tests {
     fn remote_models_need_a_model_and_a_dimension() {
         let err = Settings::load(None, env(&[("ENGRAM_EMBEDDINGS__PROVIDER", "openai")])).unwrap_err();
         assert!(err.to_string().contains("embeddings.model"), "{err}");
-        let err = Settings::load(None, env(&[("ENGRAM_EMBEDDINGS__PROVIDER", "openai"), ("ENGRAM_EMBEDDINGS__MODEL", "m")])).unwrap_err();
+        let err =
+            Settings::load(None, env(&[("ENGRAM_EMBEDDINGS__PROVIDER", "openai"), ("ENGRAM_EMBEDDINGS__MODEL", "m")]))
+                .unwrap_err();
         assert!(err.to_string().contains("embeddings.dimensions"), "{err}");
         let err = Settings::load(None, env(&[("ENGRAM_LLM__PROVIDER", "openai")])).unwrap_err();
         assert!(err.to_string().contains("llm.model"), "{err}");

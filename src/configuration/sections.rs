@@ -130,7 +130,9 @@ impl DatabaseSettings {
         }
         let total_kb = std::fs::read_to_string("/proc/meminfo")
             .ok()
-            .and_then(|info| info.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .and_then(|info| {
+                info.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
             .unwrap_or(2 * 1024 * 1024);
         format!("{}MB", (total_kb / 4 / 1024).clamp(128, 8192))
     }

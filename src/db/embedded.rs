@@ -106,11 +106,7 @@ impl EmbeddedPostgres {
             .output()
             .context("cannot run initdb")?;
         if !output.status.success() {
-            bail!(
-                "initdb failed for {}: {}",
-                self.data.display(),
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
+            bail!("initdb failed for {}: {}", self.data.display(), String::from_utf8_lossy(&output.stderr).trim());
         }
         let conf = "\n# engram: loopback TCP only\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n";
         let conf_path = self.data.join("postgresql.conf");
@@ -134,7 +130,14 @@ impl EmbeddedPostgres {
             .arg(&self.data)
             .arg("-l")
             .arg(&log)
-            .args(["-w", "-t", "60", "-o", &format!("-p {} -c shared_buffers={}", self.port, self.shared_buffers), "start"])
+            .args([
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                &format!("-p {} -c shared_buffers={}", self.port, self.shared_buffers),
+                "start",
+            ])
             .stdout(std::process::Stdio::null())
             .status()
             .context("cannot run pg_ctl")?;

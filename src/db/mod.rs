@@ -45,7 +45,8 @@ impl Database {
     pub async fn open_named(settings: &DatabaseSettings, home: &Path, name: Option<&str>) -> anyhow::Result<Self> {
         let Some(url) = &settings.url else {
             let name = name.unwrap_or(EMBEDDED_DATABASE);
-            let server = EmbeddedPostgres::start(home, settings.pg_bin_dir.as_deref(), &settings.shared_buffers()).await?;
+            let server =
+                EmbeddedPostgres::start(home, settings.pg_bin_dir.as_deref(), &settings.shared_buffers()).await?;
             server.create_database(name).await?;
             let options = server.connect_options(name);
             let pool = connect_pool(settings, options).await.context("cannot connect to the embedded PostgreSQL")?;
@@ -61,7 +62,8 @@ impl Database {
         let read_pool = match &settings.read_url {
             None => pool.clone(),
             Some(url) => {
-                let options: PgConnectOptions = url.parse().context("database.read_url is not a valid PostgreSQL URL")?;
+                let options: PgConnectOptions =
+                    url.parse().context("database.read_url is not a valid PostgreSQL URL")?;
                 connect_pool(settings, options).await.context("cannot connect to database.read_url")?
             }
         };
@@ -146,7 +148,8 @@ pub(crate) async fn create_database(server: &PgConnectOptions, name: &str) -> an
         .await?;
     if !exists {
         // `name` is one of engram's constants, never user input; a concurrent creator is fine.
-        let created = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\""))).execute(&mut conn).await;
+        let created =
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\""))).execute(&mut conn).await;
         match created {
             Err(sqlx::Error::Database(err)) if err.code().as_deref() == Some("42P04") => {}
             other => {

@@ -72,18 +72,14 @@ pub struct NewEvent {
 
 impl NewEvent {
     pub fn parse(raw: RawEvent, limits: &IngestSettings, now: DateTime<Utc>) -> Result<Self, ValidationError> {
-        let required = |value: Option<String>, field: &str| {
-            value.ok_or_else(|| ValidationError::new(field, "is required"))
-        };
+        let required =
+            |value: Option<String>, field: &str| value.ok_or_else(|| ValidationError::new(field, "is required"));
         let content = required(raw.content, "content")?;
         if content.trim().is_empty() {
             return Err(ValidationError::new("content", "must not be empty"));
         }
         if content.len() > limits.max_content_bytes {
-            return Err(ValidationError::new(
-                "content",
-                format!("must be at most {} bytes", limits.max_content_bytes),
-            ));
+            return Err(ValidationError::new("content", format!("must be at most {} bytes", limits.max_content_bytes)));
         }
         if content.contains('\0') {
             return Err(ValidationError::new("content", "must not contain NUL characters"));
@@ -91,7 +87,9 @@ impl NewEvent {
         let created_at = match raw.created_at {
             None => now,
             Some(text) => DateTime::parse_from_rfc3339(&text)
-                .map_err(|_| ValidationError::new("created_at", "must be an RFC 3339 timestamp, e.g. 2026-01-31T09:30:00Z"))?
+                .map_err(|_| {
+                    ValidationError::new("created_at", "must be an RFC 3339 timestamp, e.g. 2026-01-31T09:30:00Z")
+                })?
                 .with_timezone(&Utc),
         };
         if created_at < DateTime::UNIX_EPOCH || created_at > now + MAX_AHEAD {

@@ -13,7 +13,13 @@ fn is_id_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':' | '@')
 }
 
-fn check_id(field: &str, value: &str, max: usize, allowed: fn(char) -> bool, charset: &str) -> Result<(), ValidationError> {
+fn check_id(
+    field: &str,
+    value: &str,
+    max: usize,
+    allowed: fn(char) -> bool,
+    charset: &str,
+) -> Result<(), ValidationError> {
     if value.is_empty() {
         return Err(ValidationError::new(field, "must not be empty"));
     }

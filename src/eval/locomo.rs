@@ -20,7 +20,8 @@ const JOBS: &[&str] = &["extract_facts", "summarize_sessions", "dedup"];
 
 pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let samples: Vec<Value> = serde_json::from_str(&text).with_context(|| format!("{} is not LoCoMo JSON (an array of samples)", file.display()))?;
+    let samples: Vec<Value> = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not LoCoMo JSON (an array of samples)", file.display()))?;
     let harness = Harness::start(settings, "locomo").await?;
     let mut per_category: BTreeMap<String, Vec<[f64; 4]>> = BTreeMap::new();
     let mut baseline: BTreeMap<String, Vec<[f64; 4]>> = BTreeMap::new();
@@ -43,25 +44,30 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
                 Value::Null => continue,
                 other => other.to_string(),
             };
-            let evidence: Vec<String> = qa["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)).collect();
+            let evidence: Vec<String> =
+                qa["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)).collect();
             let scores = ask(&harness, &users, question, &answer, &evidence).await?;
             per_category.entry(category.to_string()).or_default().push(scores);
             let query = harness.executor.models.embedder.embed_one(question).await?;
-            let mut ranked: Vec<(f32, usize)> = turn_vectors.iter().enumerate().map(|(i, v)| (v.cosine(&query), i)).collect();
+            let mut ranked: Vec<(f32, usize)> =
+                turn_vectors.iter().enumerate().map(|(i, v)| (v.cosine(&query), i)).collect();
             ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
             let order: Vec<&(String, String)> = ranked.iter().map(|(_, i)| &turns[*i]).collect();
             baseline.entry(category.to_string()).or_default().push(raw_turns_baseline(&order, &answer, &evidence));
         }
     }
     let summarize = |rows: &[[f64; 4]]| {
-        let mean = |i: usize| if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r[i]).sum::<f64>() / rows.len() as f64 };
+        let mean =
+            |i: usize| if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r[i]).sum::<f64>() / rows.len() as f64 };
         json!({"questions": rows.len(), "evidence_recall_at_5": mean(0), "evidence_recall_at_10": mean(1),
                "answer_in_context_256": mean(2), "answer_in_context_1024": mean(3)})
     };
     let all: Vec<[f64; 4]> = per_category.values().flatten().copied().collect();
-    let categories: serde_json::Map<String, Value> = per_category.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
+    let categories: serde_json::Map<String, Value> =
+        per_category.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
     let all_baseline: Vec<[f64; 4]> = baseline.values().flatten().copied().collect();
-    let baseline_categories: serde_json::Map<String, Value> = baseline.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
+    let baseline_categories: serde_json::Map<String, Value> =
+        baseline.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
     let (events, kept) = harness.compression().await?;
     Ok(json!({"locomo": {"samples": samples.len(), "categories": categories, "overall": summarize(&all),
                          "raw_turns_baseline": {"categories": baseline_categories, "overall": summarize(&all_baseline)}},
@@ -71,12 +77,16 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
 
 /// Stores one conversation for both speakers; returns the users and the last session time.
 async fn ingest(harness: &Harness, sample: &str, conversation: &Value) -> anyhow::Result<(Vec<String>, DateTime<Utc>)> {
-    let speakers = [conversation["speaker_a"].as_str().unwrap_or("A"), conversation["speaker_b"].as_str().unwrap_or("B")];
+    let speakers =
+        [conversation["speaker_a"].as_str().unwrap_or("A"), conversation["speaker_b"].as_str().unwrap_or("B")];
     let user = |speaker: &str| format!("{sample}-{}", speaker.to_lowercase().replace(char::is_whitespace, "_"));
     let mut last = DateTime::<Utc>::MIN_UTC;
     for n in 1.. {
         let Some(turns) = conversation[format!("session_{n}")].as_array() else { break };
-        let at = conversation[format!("session_{n}_date_time")].as_str().and_then(parse_date).unwrap_or(last + Duration::days(1));
+        let at = conversation[format!("session_{n}_date_time")]
+            .as_str()
+            .and_then(parse_date)
+            .unwrap_or(last + Duration::days(1));
         for speaker in speakers {
             let events: Vec<Value> = turns
                 .iter()
@@ -150,27 +160,46 @@ fn parse_date(text: &str) -> Option<DateTime<Utc>> {
 
 /// Evidence recall at 5 and 10 over facts and insights of both speakers, and whether the
 /// answer appears in their context at 256 and 1024 tokens.
-async fn ask(harness: &Harness, users: &[String], question: &str, answer: &str, evidence: &[String]) -> anyhow::Result<[f64; 4]> {
+async fn ask(
+    harness: &Harness,
+    users: &[String],
+    question: &str,
+    answer: &str,
+    evidence: &[String],
+) -> anyhow::Result<[f64; 4]> {
     let mut results: Vec<(f64, Vec<Uuid>)> = Vec::new();
     for user in users {
-        let found = harness.post("/v1/search", &json!({"user_id": user, "query": question, "limit": 10, "min_score": 0.0})).await?;
+        let found = harness
+            .post("/v1/search", &json!({"user_id": user, "query": question, "limit": 10, "min_score": 0.0}))
+            .await?;
         for r in found["results"].as_array().into_iter().flatten() {
-            let sources = r["source_event_ids"].as_array().into_iter().flatten().filter_map(|s| s.as_str()?.parse().ok()).collect();
+            let sources = r["source_event_ids"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str()?.parse().ok())
+                .collect();
             results.push((r["score"].as_f64().unwrap_or(0.0), sources));
         }
     }
     results.sort_by(|a, b| b.0.total_cmp(&a.0));
     let ids: Vec<Uuid> = results.iter().take(10).flat_map(|(_, s)| s.clone()).collect();
-    let dia: HashMap<Uuid, String> = sqlx::query_as::<_, (Uuid, Option<String>)>("SELECT id, metadata ->> 'dia_id' FROM events WHERE id = ANY($1)")
-        .bind(&ids)
-        .fetch_all(&harness.db.pool)
-        .await?
-        .into_iter()
-        .filter_map(|(id, d)| Some((id, d?)))
-        .collect();
+    let dia: HashMap<Uuid, String> =
+        sqlx::query_as::<_, (Uuid, Option<String>)>("SELECT id, metadata ->> 'dia_id' FROM events WHERE id = ANY($1)")
+            .bind(&ids)
+            .fetch_all(&harness.db.pool)
+            .await?
+            .into_iter()
+            .filter_map(|(id, d)| Some((id, d?)))
+            .collect();
     let recall_at = |k: usize| {
-        let found: Vec<&String> = results.iter().take(k).flat_map(|(_, s)| s.iter().filter_map(|id| dia.get(id))).collect();
-        if evidence.is_empty() { 0.0 } else { evidence.iter().filter(|e| found.contains(e)).count() as f64 / evidence.len() as f64 }
+        let found: Vec<&String> =
+            results.iter().take(k).flat_map(|(_, s)| s.iter().filter_map(|id| dia.get(id))).collect();
+        if evidence.is_empty() {
+            0.0
+        } else {
+            evidence.iter().filter(|e| found.contains(e)).count() as f64 / evidence.len() as f64
+        }
     };
     let mut in_context = [0.0; 2];
     for (slot, tokens) in [256, 1024].into_iter().enumerate() {
@@ -186,7 +215,13 @@ async fn ask(harness: &Harness, users: &[String], question: &str, answer: &str, 
 }
 
 fn normalise(text: &str) -> String {
-    text.to_lowercase().chars().map(|c| if c.is_alphanumeric() { c } else { ' ' }).collect::<String>().split_whitespace().collect::<Vec<_>>().join(" ")
+    text.to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn url_encode(text: &str) -> String {

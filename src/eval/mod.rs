@@ -43,7 +43,10 @@ impl Harness {
     /// clock, and an executor for the jobs.
     pub async fn start(settings: &Settings, tenant: &str) -> anyhow::Result<Self> {
         let admin = Database::open(&settings.database, &settings.home).await?;
-        sqlx::raw_sql("DROP DATABASE IF EXISTS engram_eval WITH (FORCE)").execute(&admin.pool).await.context("cannot reset engram_eval")?;
+        sqlx::raw_sql("DROP DATABASE IF EXISTS engram_eval WITH (FORCE)")
+            .execute(&admin.pool)
+            .await
+            .context("cannot reset engram_eval")?;
         admin.close().await;
         let db = Database::open_named(&settings.database, &settings.home, Some("engram_eval")).await?;
         db.migrate().await?;
@@ -104,9 +107,10 @@ impl Harness {
     /// Runs `jobs` in order over `scope`, as of `now`.
     pub async fn run_jobs(&self, jobs: &[String], scope: &Scope, now: DateTime<Utc>) -> anyhow::Result<()> {
         for job in jobs {
-            let id = control::trigger(&self.executor.pool, &self.executor.jobs, job, scope, Trigger::Cli, false, Some(now))
-                .await
-                .map_err(|e| anyhow::anyhow!("{job}: {e}"))?;
+            let id =
+                control::trigger(&self.executor.pool, &self.executor.jobs, job, scope, Trigger::Cli, false, Some(now))
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{job}: {e}"))?;
             let run = self.executor.run_now(job, id, Duration::from_secs(60)).await?;
             anyhow::ensure!(run.status == "succeeded", "{job} ended {}: {:?}", run.status, run.error);
         }
@@ -179,7 +183,13 @@ pub fn aggregate(outcomes: &[Outcome]) -> Scores {
 }
 
 /// `engram eval`: every scenario in `dir` (or the LoCoMo file), a table, optionally JSON.
-pub async fn run(settings: &Settings, dir: &Path, locomo_file: Option<&PathBuf>, k: usize, json_out: Option<&Path>) -> anyhow::Result<()> {
+pub async fn run(
+    settings: &Settings,
+    dir: &Path,
+    locomo_file: Option<&PathBuf>,
+    k: usize,
+    json_out: Option<&Path>,
+) -> anyhow::Result<()> {
     let report = match locomo_file {
         Some(file) => locomo::run(settings, file).await?,
         None => scenario::run_all(settings, dir, k).await?,
@@ -194,10 +204,15 @@ pub async fn run(settings: &Settings, dir: &Path, locomo_file: Option<&PathBuf>,
 
 fn print_report(report: &Value) {
     if let Some(categories) = report["categories"].as_object() {
-        println!("{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "category", "questions", "precision", "recall", "f1", "freshness", "no-hit");
+        println!(
+            "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "category", "questions", "precision", "recall", "f1", "freshness", "no-hit"
+        );
         let overall = [("overall".to_owned(), report["overall"].clone())];
         for (name, s) in categories.iter().map(|(k, v)| (k.clone(), v.clone())).chain(overall) {
-            let figure = |field: &str, shown: bool| if shown { format!("{:.2}", s[field].as_f64().unwrap_or(0.0)) } else { "-".into() };
+            let figure = |field: &str, shown: bool| {
+                if shown { format!("{:.2}", s[field].as_f64().unwrap_or(0.0)) } else { "-".into() }
+            };
             let no_hits = s["no_hit_questions"].as_u64().unwrap_or(0);
             let recalls = s["questions"].as_u64().unwrap_or(0) > no_hits;
             println!(
@@ -212,7 +227,12 @@ fn print_report(report: &Value) {
             );
         }
     }
-    for (key, value) in report.as_object().into_iter().flatten().filter(|(k, _)| !["categories", "overall", "questions"].contains(&k.as_str())) {
+    for (key, value) in report
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !["categories", "overall", "questions"].contains(&k.as_str()))
+    {
         println!("{key}: {value}");
     }
 }

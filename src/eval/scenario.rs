@@ -70,10 +70,11 @@ pub struct Question {
 
 pub fn load(path: &Path) -> anyhow::Result<Scenario> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let scenario: Scenario = serde_json::from_str(&text).with_context(|| format!("{} is not a valid scenario", path.display()))?;
+    let scenario: Scenario =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a valid scenario", path.display()))?;
     for (i, q) in scenario.questions.iter().enumerate() {
         anyhow::ensure!(
-            q.expect_no_hit != !q.expected.is_empty(),
+            q.expect_no_hit == q.expected.is_empty(),
             "{}: questions[{i}] needs either `expected` or `expect_no_hit`",
             path.display()
         );
@@ -115,7 +116,12 @@ pub async fn run_all(settings: &Settings, dir: &Path, k: usize) -> anyhow::Resul
 
 /// Replays one scenario in a tenant of its own (named `prefix`), so its jobs and clock
 /// touch nothing of the others, and asks its questions.
-pub async fn run_one(harness: &Harness, scenario: &Scenario, prefix: &str, k: usize) -> anyhow::Result<Vec<(String, Outcome, Value)>> {
+pub async fn run_one(
+    harness: &Harness,
+    scenario: &Scenario,
+    prefix: &str,
+    k: usize,
+) -> anyhow::Result<Vec<(String, Outcome, Value)>> {
     let tenant = format!("eval-{prefix}");
     let key = harness.key_for(&tenant).await?;
     let scope = Scope::tenant(TenantId::parse(tenant.as_str())?);
@@ -148,9 +154,19 @@ pub async fn run_one(harness: &Harness, scenario: &Scenario, prefix: &str, k: us
     let mut outcomes = Vec::new();
     for q in &scenario.questions {
         // What an agent gets by default: facts and insights.
-        let found = harness.post_as(&key, "/v1/search", &json!({"user_id": format!("{prefix}-{}", q.user), "query": q.query, "limit": k})).await?;
-        let contents: Vec<String> =
-            found["results"].as_array().into_iter().flatten().filter_map(|r| r["content"].as_str().map(str::to_lowercase)).collect();
+        let found = harness
+            .post_as(
+                &key,
+                "/v1/search",
+                &json!({"user_id": format!("{prefix}-{}", q.user), "query": q.query, "limit": k}),
+            )
+            .await?;
+        let contents: Vec<String> = found["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["content"].as_str().map(str::to_lowercase))
+            .collect();
         let outcome = if q.expect_no_hit {
             Outcome::NoHit { correct: found["hit"] == false }
         } else {
@@ -169,8 +185,10 @@ pub fn score(contents: &[String], expected: &[String], not_expected: &[String]) 
     let holds = |c: &String, items: &[String]| items.iter().any(|e| c.contains(&e.to_lowercase()));
     let found = expected.iter().filter(|e| contents.iter().any(|c| c.contains(&e.to_lowercase()))).count();
     let recall = found as f64 / expected.len().max(1) as f64;
-    let precision = (!contents.is_empty()).then(|| contents.iter().filter(|c| holds(c, expected)).count() as f64 / contents.len() as f64);
-    let stale = (!contents.is_empty()).then(|| contents.iter().filter(|c| holds(c, not_expected)).count() as f64 / contents.len() as f64);
+    let precision = (!contents.is_empty())
+        .then(|| contents.iter().filter(|c| holds(c, expected)).count() as f64 / contents.len() as f64);
+    let stale = (!contents.is_empty())
+        .then(|| contents.iter().filter(|c| holds(c, not_expected)).count() as f64 / contents.len() as f64);
     Outcome::Recall { precision, recall, stale }
 }
 
@@ -181,7 +199,10 @@ mod tests {
     #[test]
     fn scores_count_expected_and_outdated_items() {
         let contents = vec!["we migrated to postgresql".to_owned(), "we use mysql".to_owned()];
-        let Outcome::Recall { precision, recall, stale } = score(&contents, &["PostgreSQL".into()], &["MySQL".into()]) else { panic!() };
+        let Outcome::Recall { precision, recall, stale } = score(&contents, &["PostgreSQL".into()], &["MySQL".into()])
+        else {
+            panic!()
+        };
         assert_eq!((precision, recall, stale), (Some(0.5), 1.0, Some(0.5)));
         let Outcome::Recall { precision, recall, .. } = score(&[], &["x".into()], &[]) else { panic!() };
         assert_eq!((precision, recall), (None, 0.0));

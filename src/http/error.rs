@@ -105,9 +105,9 @@ impl From<sqlx::Error> for ApiError {
 fn database_gone(err: &sqlx::Error) -> bool {
     match err {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
-        sqlx::Error::Database(err) => {
-            err.code().is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03"))
-        }
+        sqlx::Error::Database(err) => err
+            .code()
+            .is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")),
         _ => false,
     }
 }

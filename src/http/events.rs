@@ -6,8 +6,8 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::Body;
-use super::state::AppState;
 use super::openapi::{ErrorBody, EventsBody};
+use super::state::AppState;
 use crate::ingest::{self, Ingested};
 
 #[utoipa::path(
@@ -19,9 +19,14 @@ use crate::ingest::{self, Ingested};
 )]
 #[post("/v1/events")]
 #[tracing::instrument(skip_all, fields(tenant = %principal.tenant))]
-async fn post_events(state: web::Data<AppState>, principal: Authorized<need::Ingest>, body: Body) -> Result<HttpResponse, ApiError> {
+async fn post_events(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Ingest>,
+    body: Body,
+) -> Result<HttpResponse, ApiError> {
     let events = ingest::parse_body(&body.0, &state.settings.ingest, state.clock.now())?;
-    let done = ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
+    let done =
+        ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
     if done.corrections > 0 {
         state.metrics.corrections.with_label_values(&["detected"]).inc_by(done.corrections as u64);
     }

@@ -33,11 +33,8 @@ impl FromRequest for Body {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let limit = req.app_data::<web::Data<AppState>>().map_or(1 << 20, |s| s.settings.server.max_body_bytes);
-        let declared = req
-            .headers()
-            .get("content-length")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared =
+            req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
         let json = declares_json(req);
         let mut payload = payload.take();
         Box::pin(async move {
@@ -104,7 +101,11 @@ impl Params {
             .map_err(|_| ValidationError::new("query string", "is not valid"))?
             .into_inner();
         if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(ValidationError::new(unknown.as_str(), format!("is not a parameter here (expected {})", allowed.join(", "))).into());
+            return Err(ValidationError::new(
+                unknown.as_str(),
+                format!("is not a parameter here (expected {})", allowed.join(", ")),
+            )
+            .into());
         }
         Ok(Self(map))
     }
@@ -117,11 +118,9 @@ impl Params {
     pub fn int(&self, name: &str, default: i64, range: std::ops::RangeInclusive<i64>) -> Result<i64, ValidationError> {
         match self.text(name) {
             None => Ok(default),
-            Some(v) => v
-                .parse::<i64>()
-                .ok()
-                .filter(|n| range.contains(n))
-                .ok_or_else(|| ValidationError::new(name, format!("must be an integer between {} and {}", range.start(), range.end()))),
+            Some(v) => v.parse::<i64>().ok().filter(|n| range.contains(n)).ok_or_else(|| {
+                ValidationError::new(name, format!("must be an integer between {} and {}", range.start(), range.end()))
+            }),
         }
     }
 }

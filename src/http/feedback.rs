@@ -1,8 +1,8 @@
 //! `POST /v1/feedback`: a client's verdict on a memory it was served.
 
 use actix_web::{HttpResponse, post, web};
-use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
+use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::auth::{Authorized, need};
 use super::error::ApiError;

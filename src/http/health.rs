@@ -1,8 +1,8 @@
 //! Unauthenticated operational routes: liveness, readiness and metrics.
 
 use actix_web::{HttpResponse, get, web};
-use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
+use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::openapi::{ErrorBody, Status};
 use super::state::AppState;

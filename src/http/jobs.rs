@@ -15,9 +15,9 @@ use super::extract::Body;
 use super::openapi::{ErrorBody, JobList, Paused, Queued};
 use super::state::AppState;
 use crate::auth::{Principal, Scope as KeyScope};
+use crate::domain::TenantId;
 use crate::domain::{UserId, ValidationError};
 use crate::jobs::control::{self, ControlError, Reach};
-use crate::domain::TenantId;
 use crate::jobs::{Run, Scope, Trigger};
 
 /// An operator reaches the whole installation; anyone else their own tenant.
@@ -87,7 +87,9 @@ async fn trigger_run(
     };
     let operator = principal.has(KeyScope::Operator);
     let tenant = match request.tenant {
-        Some(tenant) if tenant != principal.tenant.as_str() && !operator => return Err(ApiError::Forbidden(KeyScope::Operator)),
+        Some(tenant) if tenant != principal.tenant.as_str() && !operator => {
+            return Err(ApiError::Forbidden(KeyScope::Operator));
+        }
         Some(tenant) => TenantId::parse(tenant)?,
         None => principal.tenant.clone(),
     };
@@ -99,7 +101,8 @@ async fn trigger_run(
         (false, None) => Scope::tenant(tenant),
     };
     let job = path.into_inner();
-    let run_id = control::trigger(&state.db.pool, &state.jobs, &job, &scope, Trigger::Admin, request.dry_run, None).await?;
+    let run_id =
+        control::trigger(&state.db.pool, &state.jobs, &job, &scope, Trigger::Admin, request.dry_run, None).await?;
     tracing::info!(job, %run_id, "run queued by an operator");
     Ok(HttpResponse::Accepted().json(json!({"run_id": run_id})))
 }
@@ -113,13 +116,24 @@ async fn trigger_run(
     security(("api_key" = []))
 )]
 #[get("/admin/v1/jobs/runs/{run_id}")]
-async fn get_run(state: web::Data<AppState>, principal: Authorized<need::Jobs>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn get_run(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Jobs>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let id = Uuid::parse_str(&path).map_err(|_| ValidationError::new("run_id", "must be a UUID"))?;
-    let run = control::run(&state.db.pool, id, &reach_of(&principal)).await?.ok_or_else(|| ApiError::NotFound(format!("no run {id}")))?;
+    let run = control::run(&state.db.pool, id, &reach_of(&principal))
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no run {id}")))?;
     Ok(HttpResponse::Ok().json(run))
 }
 
-async fn set_paused(state: &AppState, principal: &Principal, job: &str, paused: bool) -> Result<HttpResponse, ApiError> {
+async fn set_paused(
+    state: &AppState,
+    principal: &Principal,
+    job: &str,
+    paused: bool,
+) -> Result<HttpResponse, ApiError> {
     control::set_paused(&state.db.pool, &state.jobs, job, paused, &format!("key:{}", principal.key_id)).await?;
     tracing::info!(job, paused, "job schedule switched");
     Ok(HttpResponse::Ok().json(json!({"job": job, "paused": paused})))
@@ -134,7 +148,11 @@ async fn set_paused(state: &AppState, principal: &Principal, job: &str, paused: 
     security(("api_key" = []))
 )]
 #[post("/admin/v1/jobs/{job}/pause")]
-async fn pause(state: web::Data<AppState>, principal: Authorized<need::Operator>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn pause(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Operator>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     set_paused(&state, &principal, &path, true).await
 }
 
@@ -147,7 +165,11 @@ async fn pause(state: web::Data<AppState>, principal: Authorized<need::Operator>
     security(("api_key" = []))
 )]
 #[post("/admin/v1/jobs/{job}/resume")]
-async fn resume(state: web::Data<AppState>, principal: Authorized<need::Operator>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn resume(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Operator>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     set_paused(&state, &principal, &path, false).await
 }
 

@@ -62,7 +62,13 @@ pub async fn record_metrics(
     if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(actix_web::http::header::HeaderName::from_static("x-request-id"), value);
     }
-    span.in_scope(|| tracing::debug!(status = response.status().as_u16(), seconds = started.elapsed().as_secs_f64(), "request served"));
+    span.in_scope(|| {
+        tracing::debug!(
+            status = response.status().as_u16(),
+            seconds = started.elapsed().as_secs_f64(),
+            "request served"
+        )
+    });
     if let Some(state) = state {
         let status = response.status().as_u16().to_string();
         state.metrics.http_requests.with_label_values(&[method, &route, &status]).inc();

@@ -44,7 +44,8 @@ async fn lookup(state: &AppState, tenant: &TenantId, query: &SearchQuery) -> Res
     let now = state.clock.now();
     let results =
         search::run(&state.lookups, &state.embedder, tenant, query, &state.settings.search, &state.decay, now).await?;
-    let served = results.iter().filter(|r| r.kind == "fact" || r.kind == "insight").filter_map(|r| r.id.parse::<Uuid>().ok());
+    let served =
+        results.iter().filter(|r| r.kind == "fact" || r.kind == "insight").filter_map(|r| r.id.parse::<Uuid>().ok());
     state.access.record(tenant, &query.user, served, now);
     Ok(results)
 }
@@ -68,7 +69,8 @@ async fn get_context(
     let user = UserId::parse(path.into_inner())?;
     let params = Params::parse(&req, &["query", "max_tokens"])?;
     let limits = &state.settings.search;
-    let max_tokens = params.int("max_tokens", limits.context_default_tokens as i64, 1..=limits.context_max_tokens as i64)? as usize;
+    let max_tokens =
+        params.int("max_tokens", limits.context_default_tokens as i64, 1..=limits.context_max_tokens as i64)? as usize;
     let tenant = &principal.tenant;
 
     let mut tx = begin_tenant_tx(&state.db.read_pool, tenant).await?;

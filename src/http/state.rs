@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use crate::access::AccessRecorder;
 use crate::auth::KeyCache;
 use crate::configuration::Settings;
+use crate::db::Database;
 use crate::feedback::Detector;
 use crate::jobs::Definition;
 use crate::memories::decay::DecayParams;
-use crate::db::Database;
 use crate::metrics::Metrics;
 use crate::models::{Embedder, Llm};
 use crate::search::Lookups;
@@ -99,21 +99,21 @@ impl AppState {
     /// the built-in local model was checked when it loaded.
     pub async fn model_problems(&self) -> Vec<String> {
         let mut cached = self.model_check.lock().await;
-        if let Some((at, problems)) = cached.as_ref() {
-            if at.elapsed() < MODEL_CHECK_TTL {
-                return problems.clone();
-            }
+        if let Some((at, problems)) = cached.as_ref()
+            && at.elapsed() < MODEL_CHECK_TTL
+        {
+            return problems.clone();
         }
         let mut problems = Vec::new();
-        if self.embedder.is_remote() {
-            if let Err(err) = self.embedder.check().await {
-                problems.push(format!("embeddings endpoint: {err}"));
-            }
+        if self.embedder.is_remote()
+            && let Err(err) = self.embedder.check().await
+        {
+            problems.push(format!("embeddings endpoint: {err}"));
         }
-        if let Some(llm) = &self.llm {
-            if let Err(err) = llm.check().await {
-                problems.push(format!("LLM endpoint: {err}"));
-            }
+        if let Some(llm) = &self.llm
+            && let Err(err) = llm.check().await
+        {
+            problems.push(format!("LLM endpoint: {err}"));
         }
         *cached = Some((Instant::now(), problems.clone()));
         problems

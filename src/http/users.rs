@@ -2,8 +2,8 @@
 //! export and deletion.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use utoipa_actix_web::service_config::ServiceConfig;
 use serde_json::json;
+use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
 use super::auth::{Authorized, need};
@@ -157,7 +157,11 @@ async fn latest_rows(
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/export")]
-async fn export_user(state: web::Data<AppState>, principal: Authorized<need::Admin>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn export_user(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Admin>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
     Ok(HttpResponse::Ok().json(users::export(&state.db, &principal.tenant, &user).await?))
 }
@@ -169,7 +173,11 @@ async fn export_user(state: web::Data<AppState>, principal: Authorized<need::Adm
     security(("api_key" = []))
 )]
 #[delete("/admin/v1/users/{user_id}")]
-async fn delete_user(state: web::Data<AppState>, principal: Authorized<need::Admin>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+async fn delete_user(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Admin>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
     let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
     state.forget_user(&principal.tenant, &user);
@@ -214,11 +222,13 @@ async fn restore_memory(
     let user = user_of(user)?;
     let id = Uuid::parse_str(&id).map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
-    memories::restore(&mut tx, &principal.tenant, &user, id, &format!("key:{}", principal.key_id)).await.map_err(|err| match err {
-        RestoreError::NotFound(_) => ApiError::NotFound(err.to_string()),
-        RestoreError::NotRestorable { .. } => ApiError::Conflict(err.to_string()),
-        RestoreError::Database(err) => err.into(),
-    })?;
+    memories::restore(&mut tx, &principal.tenant, &user, id, &format!("key:{}", principal.key_id)).await.map_err(
+        |err| match err {
+            RestoreError::NotFound(_) => ApiError::NotFound(err.to_string()),
+            RestoreError::NotRestorable { .. } => ApiError::Conflict(err.to_string()),
+            RestoreError::Database(err) => err.into(),
+        },
+    )?;
     let memory = memories::get(&mut tx, &principal.tenant, &user, id).await?;
     let history = memories::history(&mut tx, &principal.tenant, id).await?;
     tx.commit().await?;

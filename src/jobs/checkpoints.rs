@@ -27,7 +27,13 @@ pub async fn lock(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, job
 }
 
 /// Marks the unit done for `pass`, forgetting earlier failures.
-pub async fn done(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, job: &str, pass: Uuid) -> sqlx::Result<()> {
+pub async fn done(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    job: &str,
+    pass: Uuid,
+) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE job_checkpoints SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL
           WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
@@ -82,7 +88,13 @@ pub async fn pending(
 
 /// A failed unit waits 1, 2, 4 … minutes (at most a day) before a run tries it again.
 /// Nothing is recorded for a user forgotten meanwhile.
-pub async fn record_failure(pool: &PgPool, job: &str, tenant: &TenantId, user: &UserId, error: &str) -> sqlx::Result<()> {
+pub async fn record_failure(
+    pool: &PgPool,
+    job: &str,
+    tenant: &TenantId,
+    user: &UserId,
+    error: &str,
+) -> sqlx::Result<()> {
     let error: String = error.chars().take(500).collect();
     let mut tx = begin_tenant_tx(pool, tenant).await?;
     users::hold(&mut tx, tenant, &[user.as_str()]).await?;

@@ -55,7 +55,11 @@ impl Reach {
 }
 
 /// Every job with its schedule, and the latest run within `reach`.
-pub async fn overview(pool: &PgPool, jobs: &BTreeMap<String, Definition>, reach: &Reach) -> Result<Vec<JobOverview>, ControlError> {
+pub async fn overview(
+    pool: &PgPool,
+    jobs: &BTreeMap<String, Definition>,
+    reach: &Reach,
+) -> Result<Vec<JobOverview>, ControlError> {
     let paused = runs::paused(pool).await?;
     let mut latest: BTreeMap<String, Run> =
         runs::latest(pool, reach.tenant()).await?.into_iter().map(|r| (r.job.clone(), r)).collect();
@@ -78,7 +82,9 @@ pub async fn overview(pool: &PgPool, jobs: &BTreeMap<String, Definition>, reach:
 
 /// One run, if it lies within `reach`.
 pub async fn run(pool: &PgPool, id: Uuid, reach: &Reach) -> Result<Option<Run>, ControlError> {
-    Ok(runs::get(pool, id).await?.filter(|run| reach.tenant().is_none_or(|t| run.tenant_id.as_deref() == Some(t.as_str()))))
+    Ok(runs::get(pool, id)
+        .await?
+        .filter(|run| reach.tenant().is_none_or(|t| run.tenant_id.as_deref() == Some(t.as_str()))))
 }
 
 /// Queues a run of `job` over `scope`; an executor (a worker replica, or the caller

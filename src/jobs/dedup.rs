@@ -6,6 +6,7 @@
 //!   as a knowledge update — the newer supersedes the older, never a blend;
 //! - similar but not identical: with an LLM, it decides whether they say the same and
 //!   writes the merged text; without one, both are kept.
+//!
 //! A merge keeps the older memory (max importance, union of sources, summed accesses)
 //! and marks the other `merged`, with history rows for both.
 
@@ -64,7 +65,12 @@ struct Row {
     created_at: DateTime<Utc>,
 }
 
-pub async fn run_unit(conn: &mut PgConnection, params: &DedupParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+pub async fn run_unit(
+    conn: &mut PgConnection,
+    params: &DedupParams,
+    unit: &Unit<'_>,
+    models: &Models,
+) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
     let changed: Vec<Row> = sqlx::query_as(
         "SELECT m.id, m.category, m.key, m.content, m.created_at FROM memories m
@@ -91,7 +97,8 @@ pub async fn run_unit(conn: &mut PgConnection, params: &DedupParams, unit: &Unit
                 continue;
             }
             counts.add("pairs_compared", 1);
-            let (older, newer) = if neighbour.created_at <= memory.created_at { (&neighbour, &memory) } else { (&memory, &neighbour) };
+            let (older, newer) =
+                if neighbour.created_at <= memory.created_at { (&neighbour, &memory) } else { (&memory, &neighbour) };
             match verdict(older, newer, similarity, params) {
                 Verdict::Same => {
                     merge(conn, unit, older.id, newer.id, None, "the same fact, said again").await?;
@@ -99,7 +106,17 @@ pub async fn run_unit(conn: &mut PgConnection, params: &DedupParams, unit: &Unit
                     counts.add("merged", 1);
                 }
                 Verdict::Contradicts => {
-                    memories::supersede(conn, unit.tenant, unit.user, older.id, newer.id, newer.created_at, "contradicted by a newer fact with the same key", Some(unit.run_id)).await?;
+                    memories::supersede(
+                        conn,
+                        unit.tenant,
+                        unit.user,
+                        older.id,
+                        newer.id,
+                        newer.created_at,
+                        "contradicted by a newer fact with the same key",
+                        Some(unit.run_id),
+                    )
+                    .await?;
                     gone.insert(older.id);
                     counts.add("superseded", 1);
                 }
@@ -133,16 +150,17 @@ fn verdict(older: &Row, newer: &Row, similarity: f64, params: &DedupParams) -> V
     let names = |row: &Row| -> HashMap<&'static str, String> { technologies(&row.content).into_iter().collect() };
     let (a, b) = (names(older), names(newer));
     let conflicting = a.iter().any(|(kind, name)| b.get(kind).is_some_and(|other| other != name));
-    if let (Some(k1), Some(k2)) = (&older.key, &newer.key) {
-        if k1 == k2 && older.category == newer.category {
-            return match (a.get(k1.as_str()), b.get(k2.as_str())) {
-                (Some(x), Some(y)) if x != y => Verdict::Contradicts,
-                (Some(x), Some(y)) if x == y => Verdict::Same,
-                _ if conflicting => Verdict::Contradicts,
-                _ if similarity >= params.merge_similarity => Verdict::Same,
-                _ => Verdict::Ask,
-            };
-        }
+    if let (Some(k1), Some(k2)) = (&older.key, &newer.key)
+        && k1 == k2
+        && older.category == newer.category
+    {
+        return match (a.get(k1.as_str()), b.get(k2.as_str())) {
+            (Some(x), Some(y)) if x != y => Verdict::Contradicts,
+            (Some(x), Some(y)) if x == y => Verdict::Same,
+            _ if conflicting => Verdict::Contradicts,
+            _ if similarity >= params.merge_similarity => Verdict::Same,
+            _ => Verdict::Ask,
+        };
     }
     if conflicting {
         Verdict::Different
@@ -157,10 +175,21 @@ fn verdict(older: &Row, newer: &Row, similarity: f64, params: &DedupParams) -> V
 /// The memory's embedding goes in as a parameter: compared to a column of an outer row
 /// (a lateral join) the HNSW index cannot order by it, and a user with 100,000 memories
 /// would be scanned whole for each changed memory.
-async fn neighbours(conn: &mut PgConnection, unit: &Unit<'_>, id: Uuid, params: &DedupParams, dims: usize) -> sqlx::Result<Vec<(Row, f64)>> {
-    let sql = format!("SELECT embedding::vector({dims}) FROM memories WHERE tenant_id = $1 AND id = $2 AND embedding_dims = {dims}");
-    let embedding: Option<pgvector::Vector> =
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(unit.tenant.as_str()).bind(id).fetch_optional(&mut *conn).await?;
+async fn neighbours(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    id: Uuid,
+    params: &DedupParams,
+    dims: usize,
+) -> sqlx::Result<Vec<(Row, f64)>> {
+    let sql = format!(
+        "SELECT embedding::vector({dims}) FROM memories WHERE tenant_id = $1 AND id = $2 AND embedding_dims = {dims}"
+    );
+    let embedding: Option<pgvector::Vector> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(unit.tenant.as_str())
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
     let Some(embedding) = embedding else { return Ok(Vec::new()) };
     let sql = format!(
         "SELECT id, category, key, content, created_at, similarity FROM (
@@ -171,7 +200,7 @@ async fn neighbours(conn: &mut PgConnection, unit: &Unit<'_>, id: Uuid, params: 
           WHERE similarity >= $6
           ORDER BY similarity DESC"
     );
-    let rows: Vec<(Uuid, String, Option<String>, String, DateTime<Utc>, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    let rows: Vec<NeighbourRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(unit.tenant.as_str())
         .bind(unit.user.as_str())
         .bind(id)
@@ -182,13 +211,25 @@ async fn neighbours(conn: &mut PgConnection, unit: &Unit<'_>, id: Uuid, params: 
         .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, category, key, content, created_at, similarity)| (Row { id, category, key, content, created_at }, similarity))
+        .map(|(id, category, key, content, created_at, similarity)| {
+            (Row { id, category, key, content, created_at }, similarity)
+        })
         .collect())
 }
 
+/// A neighbour as read: id, category, key, content, created, similarity.
+type NeighbourRow = (Uuid, String, Option<String>, String, DateTime<Utc>, f64);
+
 /// Folds `other` into `survivor`: the higher importance, all sources, all accesses;
 /// `other` becomes `merged`. `content`, when given, replaces the survivor's text.
-async fn merge(conn: &mut PgConnection, unit: &Unit<'_>, survivor: Uuid, other: Uuid, content: Option<&str>, reason: &str) -> sqlx::Result<()> {
+async fn merge(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    survivor: Uuid,
+    other: Uuid,
+    content: Option<&str>,
+    reason: &str,
+) -> sqlx::Result<()> {
     sqlx::query(
         "WITH o AS (SELECT importance, source_event_ids FROM memories WHERE tenant_id = $1 AND id = $3)
          UPDATE memories s SET importance = greatest(s.importance, o.importance),
@@ -224,9 +265,22 @@ async fn merge(conn: &mut PgConnection, unit: &Unit<'_>, survivor: Uuid, other: 
         .await?;
     let run = Some(unit.run_id);
     let merged_into = serde_json::json!({"status": "merged", "superseded_by": survivor});
-    memories::record_history(conn, unit.tenant, other, unit.user, "merged", Some(serde_json::json!({"status": "active"})), Some(merged_into), reason, run, None).await?;
+    memories::record_history(
+        conn,
+        unit.tenant,
+        other,
+        unit.user,
+        "merged",
+        Some(serde_json::json!({"status": "active"})),
+        Some(merged_into),
+        reason,
+        run,
+        None,
+    )
+    .await?;
     let absorbed = serde_json::json!({"absorbed": other, "content": content});
-    memories::record_history(conn, unit.tenant, survivor, unit.user, "updated", None, Some(absorbed), reason, run, None).await
+    memories::record_history(conn, unit.tenant, survivor, unit.user, "updated", None, Some(absorbed), reason, run, None)
+        .await
 }
 
 #[derive(Deserialize)]

@@ -33,7 +33,9 @@ impl Cron {
             .dom_and_dow(true)
             .build()
             .parse(expression)
-            .map_err(|err| format!("`{expression}` is not a 6-field cron expression (sec min hour day month weekday): {err}"))?;
+            .map_err(|err| {
+                format!("`{expression}` is not a 6-field cron expression (sec min hour day month weekday): {err}")
+            })?;
         Ok(Self { expression: expression.to_owned(), parsed })
     }
 
@@ -100,8 +102,16 @@ pub enum JobKind {
 }
 
 /// The jobs engram knows; a file for any other name is an error.
-pub const KNOWN: &[&str] =
-    &["summarize_sessions", "summarize_periods", "extract_facts", "dedup", "evict", "reflect", "purge", "index_large_users"];
+pub const KNOWN: &[&str] = &[
+    "summarize_sessions",
+    "summarize_periods",
+    "extract_facts",
+    "dedup",
+    "evict",
+    "reflect",
+    "purge",
+    "index_large_users",
+];
 
 #[derive(Debug, Clone)]
 pub struct Definition {
@@ -202,7 +212,16 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
         }
         _ => unreachable!("checked against KNOWN"),
     };
-    Ok(Definition { name, file: path.to_owned(), schedule, enabled: file.enabled, timeout, concurrency: file.concurrency, budget, kind })
+    Ok(Definition {
+        name,
+        file: path.to_owned(),
+        schedule,
+        enabled: file.enabled,
+        timeout,
+        concurrency: file.concurrency,
+        budget,
+        kind,
+    })
 }
 
 /// A job's `[params]` as its typed parameters; errors carry the `params.` path.
@@ -220,7 +239,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().map_err(|_| format!("`{text}`: expected a number and a unit, like 90s, 15m, 2h or 1d"))?;
+    let number: u64 =
+        number.parse().map_err(|_| format!("`{text}`: expected a number and a unit, like 90s, 15m, 2h or 1d"))?;
     let seconds = match unit {
         "s" => 1,
         "m" => 60,

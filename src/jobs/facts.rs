@@ -29,10 +29,83 @@ pub struct Found {
 
 /// Technologies by the key of the fact that names them; the first spelling is canonical.
 const LEXICON: &[(&str, &[&str])] = &[
-    ("database", &["postgresql", "postgres", "mysql", "mariadb", "mongodb", "sqlite", "redis", "cassandra", "dynamodb", "clickhouse", "cockroachdb", "sql server", "oracle", "supabase", "elasticsearch"]),
-    ("framework", &["react", "vue", "angular", "svelte", "next.js", "nuxt", "django", "flask", "fastapi", "rails", "spring boot", "spring", "express", "actix", "laravel", "nestjs"]),
-    ("language", &["python", "rust", "golang", "go", "java", "typescript", "javascript", "kotlin", "swift", "c++", "c#", "ruby", "php", "elixir", "scala"]),
-    ("cloud", &["aws", "gcp", "google cloud", "azure", "digitalocean", "heroku", "vercel", "cloudflare", "fly.io", "阿里云", "腾讯云"]),
+    (
+        "database",
+        &[
+            "postgresql",
+            "postgres",
+            "mysql",
+            "mariadb",
+            "mongodb",
+            "sqlite",
+            "redis",
+            "cassandra",
+            "dynamodb",
+            "clickhouse",
+            "cockroachdb",
+            "sql server",
+            "oracle",
+            "supabase",
+            "elasticsearch",
+        ],
+    ),
+    (
+        "framework",
+        &[
+            "react",
+            "vue",
+            "angular",
+            "svelte",
+            "next.js",
+            "nuxt",
+            "django",
+            "flask",
+            "fastapi",
+            "rails",
+            "spring boot",
+            "spring",
+            "express",
+            "actix",
+            "laravel",
+            "nestjs",
+        ],
+    ),
+    (
+        "language",
+        &[
+            "python",
+            "rust",
+            "golang",
+            "go",
+            "java",
+            "typescript",
+            "javascript",
+            "kotlin",
+            "swift",
+            "c++",
+            "c#",
+            "ruby",
+            "php",
+            "elixir",
+            "scala",
+        ],
+    ),
+    (
+        "cloud",
+        &[
+            "aws",
+            "gcp",
+            "google cloud",
+            "azure",
+            "digitalocean",
+            "heroku",
+            "vercel",
+            "cloudflare",
+            "fly.io",
+            "阿里云",
+            "腾讯云",
+        ],
+    ),
     ("ci", &["github actions", "gitlab ci", "jenkins", "circleci", "travis", "buildkite"]),
     ("bundler", &["webpack", "vite", "rollup", "parcel", "esbuild", "turbopack"]),
     ("orchestration", &["kubernetes", "k8s", "docker swarm", "nomad", "ecs"]),
@@ -44,11 +117,17 @@ pub fn technologies(text: &str) -> Vec<(&'static str, String)> {
     let mut found: Vec<(usize, &'static str, String)> = Vec::new();
     for (key, names) in LEXICON {
         for name in *names {
-            if let Some(at) = find_word(&lower, name) {
-                if !found.iter().any(|(_, k, _)| k == key) {
-                    let canonical = if *name == "postgres" { "postgresql" } else if *name == "golang" { "go" } else { name };
-                    found.push((at, key, canonical.to_owned()));
-                }
+            if let Some(at) = find_word(&lower, name)
+                && !found.iter().any(|(_, k, _)| k == key)
+            {
+                let canonical = if *name == "postgres" {
+                    "postgresql"
+                } else if *name == "golang" {
+                    "go"
+                } else {
+                    name
+                };
+                found.push((at, key, canonical.to_owned()));
             }
         }
     }
@@ -85,18 +164,53 @@ fn rule(category: &'static str, key: Option<&'static str>, importance: f32, patt
 /// Statements about the user; the first capture group is the value.
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
-        rule("identity", Some("name"), 0.9, r"(?i)\b(?:my name is|call me|i am called|i'm called)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)"),
+        rule(
+            "identity",
+            Some("name"),
+            0.9,
+            r"(?i)\b(?:my name is|call me|i am called|i'm called)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)",
+        ),
         rule("identity", Some("name"), 0.9, r"(?:我叫|我的名字是|我的名字叫)\s*([\p{Han}A-Za-z]{1,12})"),
-        rule("personal", Some("location"), 0.7, r"(?i)\bi (?:live|am based|'m based|am located) in\s+(\p{Lu}[\p{L} .-]{1,40}?)(?:[,.!;]|$| with| and| since)"),
+        rule(
+            "personal",
+            Some("location"),
+            0.7,
+            r"(?i)\bi (?:live|am based|'m based|am located) in\s+(\p{Lu}[\p{L} .-]{1,40}?)(?:[,.!;]|$| with| and| since)",
+        ),
         rule("personal", Some("location"), 0.7, r"我(?:住在|在)(\p{Han}{2,10}?)(?:工作|生活|住|，|。|$)"),
-        rule("identity", Some("role"), 0.7, r"(?i)\bi(?:'m| am) (?:a|an|the) ((?:senior |junior |lead |staff |principal )?[\p{L} ]{0,20}?(?:engineer|developer|designer|manager|scientist|researcher|teacher|student|founder|analyst|architect|consultant|cto|ceo))\b"),
+        rule(
+            "identity",
+            Some("role"),
+            0.7,
+            r"(?i)\bi(?:'m| am) (?:a|an|the) ((?:senior |junior |lead |staff |principal )?[\p{L} ]{0,20}?(?:engineer|developer|designer|manager|scientist|researcher|teacher|student|founder|analyst|architect|consultant|cto|ceo))\b",
+        ),
         rule("identity", Some("role"), 0.7, r"(?i)\bi work as (?:a|an) ([\p{L} ]{3,40})"),
-        rule("identity", Some("role"), 0.7, r"我是(?:一名|一个|一位)?(\p{Han}{0,6}(?:工程师|程序员|经理|设计师|学生|老师|研究员|架构师|创始人))"),
-        rule("project", Some("team_size"), 0.6, r"(?i)\b(?:our|my) team (?:has|is|of) (\d+)\b|\bwe are a team of (\d+)\b|\bteam of (\d+) (?:people|engineers|developers)"),
+        rule(
+            "identity",
+            Some("role"),
+            0.7,
+            r"我是(?:一名|一个|一位)?(\p{Han}{0,6}(?:工程师|程序员|经理|设计师|学生|老师|研究员|架构师|创始人))",
+        ),
+        rule(
+            "project",
+            Some("team_size"),
+            0.6,
+            r"(?i)\b(?:our|my) team (?:has|is|of) (\d+)\b|\bwe are a team of (\d+)\b|\bteam of (\d+) (?:people|engineers|developers)",
+        ),
         rule("project", Some("team_size"), 0.6, r"(?:我们|团队)(?:团队)?(?:有|共)(\d+)(?:个人|人|名)"),
-        rule("project", Some("project"), 0.7, r"(?i)\b(?:i'm|i am|we're|we are) (?:building|working on|developing|making) (.{3,80})"),
+        rule(
+            "project",
+            Some("project"),
+            0.7,
+            r"(?i)\b(?:i'm|i am|we're|we are) (?:building|working on|developing|making) (.{3,80})",
+        ),
         rule("project", Some("project"), 0.7, r"(?:我|我们)(?:正在)?(?:开发|做|构建)(?:一个)?(.{2,40})"),
-        rule("preference", None, 0.6, r"(?i)\bi (?:really |much |strongly )?(?:prefer|like|love|enjoy|hate|dislike|can't stand) (.{2,80})"),
+        rule(
+            "preference",
+            None,
+            0.6,
+            r"(?i)\bi (?:really |much |strongly )?(?:prefer|like|love|enjoy|hate|dislike|can't stand) (.{2,80})",
+        ),
         rule("preference", None, 0.6, r"我(?:很|比较|更|最)?(?:喜欢|偏好|讨厌|不喜欢)(.{1,40})"),
     ]
 });
@@ -123,7 +237,11 @@ static NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 fn first_group(caps: &regex::Captures) -> Option<String> {
-    caps.iter().skip(1).flatten().next().map(|m| m.as_str().trim().trim_end_matches(['.', '。', '!', '！', ',', '，']).to_owned())
+    caps.iter()
+        .skip(1)
+        .flatten()
+        .next()
+        .map(|m| m.as_str().trim().trim_end_matches(['.', '。', '!', '！', ',', '，']).to_owned())
 }
 
 /// The facts in one user sentence; empty for small talk and sentences with nothing
@@ -152,7 +270,14 @@ pub fn extract(sentence: &str, statements: bool) -> Vec<Found> {
         if let [from, to] = groups[..] {
             for (key, name) in technologies(to) {
                 let old = technologies(from).into_iter().find(|(k, _)| *k == key).map(|(_, n)| n);
-                found.push(fact("technical", Some(key.to_owned()), Some(name), 0.8, old.or_else(|| Some(from.trim().to_lowercase())), true));
+                found.push(fact(
+                    "technical",
+                    Some(key.to_owned()),
+                    Some(name),
+                    0.8,
+                    old.or_else(|| Some(from.trim().to_lowercase())),
+                    true,
+                ));
             }
             if found.is_empty() {
                 found.push(fact("decision", None, None, 0.7, Some(from.trim().to_lowercase()), true));
@@ -210,12 +335,26 @@ mod tests {
 
     #[test]
     fn self_introductions_become_keyed_facts() {
-        assert_eq!(keys("Hi, my name is Ana Silva"), [("identity".into(), Some("name".into()), Some("ana silva".into()))]);
+        assert_eq!(
+            keys("Hi, my name is Ana Silva"),
+            [("identity".into(), Some("name".into()), Some("ana silva".into()))]
+        );
         assert_eq!(keys("我叫李明"), [("identity".into(), Some("name".into()), Some("李明".into()))]);
-        assert_eq!(keys("We use MySQL for the backend"), [("technical".into(), Some("database".into()), Some("mysql".into()))]);
+        assert_eq!(
+            keys("We use MySQL for the backend"),
+            [("technical".into(), Some("database".into()), Some("mysql".into()))]
+        );
         assert_eq!(keys("我们用 MySQL 做后端"), [("technical".into(), Some("database".into()), Some("mysql".into()))]);
-        assert!(keys("I live in Lisbon with my family").contains(&("personal".into(), Some("location".into()), Some("lisbon".into()))));
-        assert!(keys("Our team has 6 engineers").contains(&("project".into(), Some("team_size".into()), Some("6".into()))));
+        assert!(keys("I live in Lisbon with my family").contains(&(
+            "personal".into(),
+            Some("location".into()),
+            Some("lisbon".into())
+        )));
+        assert!(keys("Our team has 6 engineers").contains(&(
+            "project".into(),
+            Some("team_size".into()),
+            Some("6".into())
+        )));
         let stack = keys("Our database is PostgreSQL and we run on AWS");
         assert!(stack.contains(&("technical".into(), Some("database".into()), Some("postgresql".into()))), "{stack:?}");
         assert!(stack.contains(&("technical".into(), Some("cloud".into()), Some("aws".into()))), "{stack:?}");
@@ -224,12 +363,18 @@ mod tests {
     #[test]
     fn change_statements_name_the_new_and_the_old_value() {
         let found = extract("We migrated from MySQL to PostgreSQL last week", true);
-        assert_eq!((found[0].key.as_deref(), found[0].value.as_deref(), found[0].replaces.as_deref()), (Some("database"), Some("postgresql"), Some("mysql")));
+        assert_eq!(
+            (found[0].key.as_deref(), found[0].value.as_deref(), found[0].replaces.as_deref()),
+            (Some("database"), Some("postgresql"), Some("mysql"))
+        );
         assert!(found[0].is_change);
         let found = extract("我们已经迁移到 PostgreSQL 了", true);
         assert_eq!((found[0].key.as_deref(), found[0].value.as_deref()), (Some("database"), Some("postgresql")));
         let found = extract("从 Webpack 换成 Vite 了", true);
-        assert_eq!((found[0].key.as_deref(), found[0].value.as_deref(), found[0].replaces.as_deref()), (Some("bundler"), Some("vite"), Some("webpack")));
+        assert_eq!(
+            (found[0].key.as_deref(), found[0].value.as_deref(), found[0].replaces.as_deref()),
+            (Some("bundler"), Some("vite"), Some("webpack"))
+        );
     }
 
     #[test]
@@ -238,13 +383,19 @@ mod tests {
             assert!(extract(s, true).is_empty(), "{s}");
         }
         let found = extract("Our launch is planned for the second week of March", true);
-        assert_eq!((found[0].category, found[0].content.as_str()), ("statement", "Our launch is planned for the second week of March"));
+        assert_eq!(
+            (found[0].category, found[0].content.as_str()),
+            ("statement", "Our launch is planned for the second week of March")
+        );
         assert!(extract("The weather is nice", true).is_empty(), "not about the user");
     }
 
     #[test]
     fn technology_names_match_whole_words_only() {
-        assert_eq!(technologies("we love Django and Go"), [("framework", "django".to_owned()), ("language", "go".to_owned())]);
+        assert_eq!(
+            technologies("we love Django and Go"),
+            [("framework", "django".to_owned()), ("language", "go".to_owned())]
+        );
         assert!(technologies("a good goal").is_empty());
     }
 }

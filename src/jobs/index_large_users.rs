@@ -78,7 +78,13 @@ fn index_name(unit: &Unit<'_>, dims: usize) -> String {
 }
 
 /// Builds, keeps, rebuilds or drops one user's index for vectors of `dims`.
-pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims: usize, dry_run: bool) -> anyhow::Result<Counts> {
+pub async fn run_unit(
+    pool: &PgPool,
+    params: &IndexParams,
+    unit: &Unit<'_>,
+    dims: usize,
+    dry_run: bool,
+) -> anyhow::Result<Counts> {
     let (tenant, user) = (unit.tenant.as_str(), unit.user.as_str());
     let mut counts = Counts::default();
     // Its own connection: session settings for the build must not reach the pool.
@@ -139,7 +145,9 @@ pub async fn run_unit(pool: &PgPool, params: &IndexParams, unit: &Unit<'_>, dims
         }
         user_indexes::register(&mut tx, tenant, user, dims, &name, active).await?;
         tx.commit().await?;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb))).execute(&mut conn).await?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb)))
+            .execute(&mut conn)
+            .await?;
         // Quoted by the server: ids are data, not SQL.
         let ddl: String = sqlx::query_scalar(
             "SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memories

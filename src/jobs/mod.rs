@@ -23,8 +23,8 @@
 
 mod checkpoints;
 pub mod control;
-pub mod definition;
 mod dedup;
+pub mod definition;
 mod evict;
 mod extract_facts;
 pub mod facts;
@@ -32,11 +32,11 @@ pub mod index_large_users;
 mod llm_usage;
 mod purge;
 mod reflect;
-mod summarize_periods;
-mod summarize_sessions;
 mod runner;
 pub mod runs;
 pub mod scheduler;
+mod summarize_periods;
+mod summarize_sessions;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -62,7 +62,10 @@ pub struct Models {
 
 impl Models {
     /// The configured embedder and LLM, and the prompts of `jobs.dir`.
-    pub fn from_settings(settings: &crate::configuration::Settings, metrics: &crate::metrics::Metrics) -> anyhow::Result<Self> {
+    pub fn from_settings(
+        settings: &crate::configuration::Settings,
+        metrics: &crate::metrics::Metrics,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
             embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
             llm: Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new),
@@ -93,10 +96,7 @@ impl Scope {
 
     /// From stored columns, which were valid when written.
     pub fn from_columns(tenant: Option<&str>, user: Option<&str>) -> Self {
-        Self {
-            tenant: tenant.and_then(|t| TenantId::parse(t).ok()),
-            user: user.and_then(|u| UserId::parse(u).ok()),
-        }
+        Self { tenant: tenant.and_then(|t| TenantId::parse(t).ok()), user: user.and_then(|u| UserId::parse(u).ok()) }
     }
 
     pub fn columns(&self) -> (Option<&str>, Option<&str>) {

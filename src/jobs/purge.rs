@@ -37,12 +37,21 @@ impl Default for PurgeParams {
 impl PurgeParams {
     fn cutoffs(&self, now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>, DateTime<Utc>) {
         let before = |days: f64| now - chrono::Duration::milliseconds((days * 86_400_000.0) as i64);
-        (before(self.removed_retention_days), before(self.superseded_retention_days), before(self.archived_events_retention_days))
+        (
+            before(self.removed_retention_days),
+            before(self.superseded_retention_days),
+            before(self.archived_events_retention_days),
+        )
     }
 }
 
 /// Users with memories or archived events past retention.
-pub async fn candidates(pool: &PgPool, params: &PurgeParams, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(
+    pool: &PgPool,
+    params: &PurgeParams,
+    scope: &Scope,
+    now: DateTime<Utc>,
+) -> sqlx::Result<Vec<(String, String)>> {
     let (tenant, user) = scope.columns();
     let (removed, superseded, events) = params.cutoffs(now);
     sqlx::query_as(
@@ -106,7 +115,12 @@ pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit
 
 /// Finished runs past retention within the run's scope (a tenant's purge removes only
 /// that tenant's records), never the current one.
-pub async fn old_runs(conn: &mut PgConnection, params: &PurgeParams, current: &Run, now: DateTime<Utc>) -> sqlx::Result<Counts> {
+pub async fn old_runs(
+    conn: &mut PgConnection,
+    params: &PurgeParams,
+    current: &Run,
+    now: DateTime<Utc>,
+) -> sqlx::Result<Counts> {
     let cutoff = now - chrono::Duration::milliseconds((params.job_runs_retention_days * 86_400_000.0) as i64);
     let scope = current.scope();
     let (tenant, user) = scope.columns();

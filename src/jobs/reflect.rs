@@ -66,7 +66,12 @@ struct Recent {
     valid_from: DateTime<Utc>,
 }
 
-pub async fn run_unit(conn: &mut PgConnection, params: &ReflectParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+pub async fn run_unit(
+    conn: &mut PgConnection,
+    params: &ReflectParams,
+    unit: &Unit<'_>,
+    models: &Models,
+) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
     let recent: Vec<Recent> = sqlx::query_as(
         "SELECT id, category, key, content, valid_from FROM memories
@@ -92,7 +97,17 @@ pub async fn run_unit(conn: &mut PgConnection, params: &ReflectParams, unit: &Un
         let value = |m: &Recent| technologies(&m.content).into_iter().find(|(k, _)| *k == key).map(|(_, v)| v);
         for older in group {
             if value(older).is_some_and(|v| Some(v) != value(newest)) {
-                memories::supersede(conn, unit.tenant, unit.user, older.id, newest.id, newest.valid_from, "reflection: a newer fact with the same key contradicts it", Some(unit.run_id)).await?;
+                memories::supersede(
+                    conn,
+                    unit.tenant,
+                    unit.user,
+                    older.id,
+                    newest.id,
+                    newest.valid_from,
+                    "reflection: a newer fact with the same key contradicts it",
+                    Some(unit.run_id),
+                )
+                .await?;
                 superseded.insert(older.id);
                 counts.add("contradictions_resolved", 1);
             }
@@ -148,7 +163,8 @@ async fn with_llm(
     let listed: Vec<String> = shown.iter().map(|m| format!("- {} [{}] {}", m.id, m.category, m.content)).collect();
     let vars = HashMap::from([("memories", listed.join("\n")), ("max_insights", params.max_insights.to_string())]);
     let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));
-    let answer: Reflection = llm.complete("reflect", &Prompt::load(&models.prompts, "reflect")?, &vars, &budget).await?;
+    let answer: Reflection =
+        llm.complete("reflect", &Prompt::load(&models.prompts, "reflect")?, &vars, &budget).await?;
     counts.add("llm_tokens", budget.used() as i64);
     // Only ids the LLM was shown count; anything else is ignored and counted.
     let ids: HashMap<Uuid, &Recent> = shown.iter().map(|m| (m.id, *m)).collect();
@@ -168,7 +184,11 @@ async fn with_llm(
     for insight in answer.insights.into_iter().take(params.max_insights) {
         let sources: Vec<Uuid> = insight.derived_from.iter().filter_map(|id| known(id)).collect();
         let category = CATEGORIES.iter().find(|c| **c == insight.category).copied().unwrap_or("other");
-        if sources.is_empty() || sources.len() != insight.derived_from.len() || insight.content.trim().is_empty() || !sensitive_kinds(&insight.content).is_empty() {
+        if sources.is_empty()
+            || sources.len() != insight.derived_from.len()
+            || insight.content.trim().is_empty()
+            || !sensitive_kinds(&insight.content).is_empty()
+        {
             counts.add("invalid", 1);
             continue;
         }
@@ -186,14 +206,24 @@ async fn with_llm(
             valid_from: unit.now,
             pinned: false,
         };
-        memories::insert(conn, unit.tenant, &memory, &embedding, models.embedder.model(), "reflection: insight", Some(unit.run_id)).await?;
+        memories::insert(
+            conn,
+            unit.tenant,
+            &memory,
+            &embedding,
+            models.embedder.model(),
+            "reflection: insight",
+            Some(unit.run_id),
+        )
+        .await?;
         counts.add("insights", 1);
     }
-    let active: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'")
-        .bind(unit.tenant.as_str())
-        .bind(unit.user.as_str())
-        .fetch_one(&mut *conn)
-        .await?;
+    let active: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'")
+            .bind(unit.tenant.as_str())
+            .bind(unit.user.as_str())
+            .fetch_one(&mut *conn)
+            .await?;
     let mut allowance = ((active as f64 * unit.budget.max_removed_fraction).floor() as i64).max(1);
     for cleanup in answer.cleanup {
         let Some(id) = known(&cleanup.id).filter(|id| !touched.contains(id)) else {
@@ -212,7 +242,19 @@ async fn with_llm(
         if evicted.rows_affected() == 1 {
             let reason = format!("reflection: {}", cleanup.reason.chars().take(200).collect::<String>());
             let (before, after) = (serde_json::json!({"status": "active"}), serde_json::json!({"status": "evicted"}));
-            memories::record_history(conn, unit.tenant, id, unit.user, "evicted", Some(before), Some(after), &reason, Some(unit.run_id), None).await?;
+            memories::record_history(
+                conn,
+                unit.tenant,
+                id,
+                unit.user,
+                "evicted",
+                Some(before),
+                Some(after),
+                &reason,
+                Some(unit.run_id),
+                None,
+            )
+            .await?;
             touched.insert(id);
             allowance -= 1;
             counts.add("evicted", 1);

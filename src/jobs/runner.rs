@@ -16,8 +16,8 @@ use uuid::Uuid;
 
 use super::definition::{Budget, Definition, JobKind};
 use super::{
-    Counts, Models, Run, Scope, checkpoints, dedup, llm_usage, evict, extract_facts, index_large_users, purge, reflect, runs, summarize_periods,
-    summarize_sessions,
+    Counts, Models, Run, Scope, checkpoints, dedup, evict, extract_facts, index_large_users, llm_usage, purge, reflect,
+    runs, summarize_periods, summarize_sessions,
 };
 use crate::configuration::JobSettings;
 use crate::db::begin_tenant_tx_with;
@@ -38,7 +38,12 @@ pub struct Unit<'a> {
 
 impl JobKind {
     /// The users this job may have work for, within `scope`.
-    async fn candidates(&self, pool: &PgPool, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
+        now: DateTime<Utc>,
+    ) -> sqlx::Result<Vec<(String, String)>> {
         match self {
             Self::SummarizeSessions(params) => summarize_sessions::candidates(pool, params, scope, now).await,
             Self::SummarizePeriods(params) => summarize_periods::candidates(pool, params, scope, now).await,
@@ -116,7 +121,10 @@ impl Executor {
                 break;
             }
             if waited.elapsed() > lock_wait {
-                anyhow::bail!("another run of `{job}` is still running after {} s; try again later", lock_wait.as_secs());
+                anyhow::bail!(
+                    "another run of `{job}` is still running after {} s; try again later",
+                    lock_wait.as_secs()
+                );
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -131,7 +139,8 @@ impl Executor {
             }
         }
         loop {
-            let run = runs::get(&self.pool, run_id).await?.ok_or_else(|| anyhow::anyhow!("run {run_id} disappeared"))?;
+            let run =
+                runs::get(&self.pool, run_id).await?.ok_or_else(|| anyhow::anyhow!("run {run_id} disappeared"))?;
             if run.is_finished() {
                 return Ok(run);
             }
@@ -171,10 +180,23 @@ impl Executor {
         };
         let outcome = outcome.unwrap_or_else(|err| {
             tracing::error!(error = format!("{err:#}"), "run failed");
-            RunOutcome { run_id: run.id, status: "failed", counts: Counts::default(), stop_reason: None, error: Some(format!("{err:#}")) }
+            RunOutcome {
+                run_id: run.id,
+                status: "failed",
+                counts: Counts::default(),
+                stop_reason: None,
+                error: Some(format!("{err:#}")),
+            }
         });
-        if let Err(err) =
-            runs::finish(&self.pool, run.id, outcome.status, &outcome.counts.to_json(), outcome.error.as_deref(), outcome.stop_reason).await
+        if let Err(err) = runs::finish(
+            &self.pool,
+            run.id,
+            outcome.status,
+            &outcome.counts.to_json(),
+            outcome.error.as_deref(),
+            outcome.stop_reason,
+        )
+        .await
         {
             tracing::error!(error = %err, "cannot record the end of the run");
         }
@@ -196,7 +218,11 @@ impl Executor {
 
         let mut tx = self.pool.begin().await?;
         counts.merge(&definition.kind.before_units(&mut tx, run, now).await?);
-        if run.dry_run { tx.rollback().await? } else { tx.commit().await? }
+        if run.dry_run {
+            tx.rollback().await?
+        } else {
+            tx.commit().await?
+        }
 
         let candidates = definition.kind.candidates(&self.pool, &run.scope(), now).await?;
         let (units, deferred) = checkpoints::pending(&self.pool, &run.job, &candidates, pass).await?;
@@ -220,7 +246,8 @@ impl Executor {
                 let earlier = counts.clone();
                 in_flight.push(async move {
                     let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget, earlier };
-                    let done = self.run_unit(definition, run, pass, &unit).instrument(tracing::info_span!("unit", n)).await;
+                    let done =
+                        self.run_unit(definition, run, pass, &unit).instrument(tracing::info_span!("unit", n)).await;
                     (tenant, user, done)
                 });
             }
@@ -241,7 +268,10 @@ impl Executor {
                 Err(err) => {
                     counts.add("failed", 1);
                     self.metrics.job_items.with_label_values(&[&run.job, "failed"]).inc();
-                    tracing::warn!(error = format!("{err:#}"), "unit failed; it is retried with backoff by a later run");
+                    tracing::warn!(
+                        error = format!("{err:#}"),
+                        "unit failed; it is retried with backoff by a later run"
+                    );
                     if !run.dry_run {
                         checkpoints::record_failure(&self.pool, &run.job, &tenant, &user, &format!("{err:#}")).await?;
                     }
@@ -257,12 +287,19 @@ impl Executor {
             _ if counts.get("failed") > 0 && counts.get("users") == 0 => "failed",
             _ => "succeeded",
         };
-        let error = (status == "failed").then(|| format!("all {} units failed; see the worker's log", counts.get("failed")));
+        let error =
+            (status == "failed").then(|| format!("all {} units failed; see the worker's log", counts.get("failed")));
         Ok(RunOutcome { run_id: run.id, status, counts, stop_reason, error })
     }
 
     /// Why no further unit may start, if a budget or a shutdown says so.
-    fn stop_reason(&self, definition: &Definition, counts: &Counts, in_flight: usize, started: Instant) -> Option<&'static str> {
+    fn stop_reason(
+        &self,
+        definition: &Definition,
+        counts: &Counts,
+        in_flight: usize,
+        started: Instant,
+    ) -> Option<&'static str> {
         if *self.shutdown.borrow() {
             Some("shutdown")
         } else if started.elapsed() >= definition.timeout {
@@ -278,11 +315,18 @@ impl Executor {
 
     /// One unit in one transaction as its tenant: hold the user's life lock, lock the
     /// checkpoint, do the job's work, mark the checkpoint done for this pass.
-    async fn run_unit(&self, definition: &Definition, run: &Run, pass: Uuid, unit: &Unit<'_>) -> anyhow::Result<Claimed> {
+    async fn run_unit(
+        &self,
+        definition: &Definition,
+        run: &Run,
+        pass: Uuid,
+        unit: &Unit<'_>,
+    ) -> anyhow::Result<Claimed> {
         if let JobKind::IndexLargeUsers(params) = &definition.kind {
             // Index DDL cannot run in a transaction. Its steps are idempotent instead, and
             // it keeps no checkpoints: every run looks at every candidate again.
-            let counts = index_large_users::run_unit(&self.pool, params, unit, self.models.embedder.dims(), run.dry_run).await?;
+            let counts =
+                index_large_users::run_unit(&self.pool, params, unit, self.models.embedder.dims(), run.dry_run).await?;
             if !run.dry_run {
                 checkpoints::clear(&self.pool, unit.tenant, unit.user, &run.job).await?;
             }
@@ -305,17 +349,21 @@ impl Executor {
             return Ok(Claimed::Locked);
         }
         let daily = self.settings.tenant_daily_llm_tokens.filter(|_| self.models.llm.is_some());
-        if let Some(limit) = daily {
-            if llm_usage::exhausted(&mut tx, unit.tenant, limit).await? {
-                return Ok(Claimed::OverTenantBudget);
-            }
+        if let Some(limit) = daily
+            && llm_usage::exhausted(&mut tx, unit.tenant, limit).await?
+        {
+            return Ok(Claimed::OverTenantBudget);
         }
         let counts = definition.kind.run_unit(&mut tx, unit, &self.models).await?;
         if counts.get("llm_tokens") > 0 {
             llm_usage::record(&mut tx, unit.tenant, counts.get("llm_tokens")).await?;
         }
         checkpoints::done(&mut tx, unit.tenant, unit.user, &run.job, pass).await?;
-        if run.dry_run { tx.rollback().await? } else { tx.commit().await? }
+        if run.dry_run {
+            tx.rollback().await?
+        } else {
+            tx.commit().await?
+        }
         Ok(Claimed::Done(counts))
     }
 }

@@ -87,7 +87,11 @@ pub enum Enqueued {
 /// lock, so two replicas cannot both pass the check.
 pub async fn enqueue(pool: &PgPool, run: NewRun<'_>) -> sqlx::Result<Enqueued> {
     let mut tx = pool.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))").bind(ENQUEUE_LOCK).bind(run.job).execute(&mut *tx).await?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+        .bind(ENQUEUE_LOCK)
+        .bind(run.job)
+        .execute(&mut *tx)
+        .await?;
     if run.trigger == Trigger::Schedule && is_paused(&mut tx, run.job).await? {
         return Ok(Enqueued::Paused);
     }
@@ -283,7 +287,10 @@ pub async fn set_paused(pool: &PgPool, job: &str, paused: bool, by: &str) -> sql
 /// the installation first knew it (recorded now for a new job), for the metrics after a
 /// restart.
 pub async fn last_success_or_known_since(pool: &PgPool, jobs: &[&str]) -> sqlx::Result<Vec<(String, DateTime<Utc>)>> {
-    sqlx::query("INSERT INTO job_state (job) SELECT unnest($1::text[]) ON CONFLICT (job) DO NOTHING").bind(jobs).execute(pool).await?;
+    sqlx::query("INSERT INTO job_state (job) SELECT unnest($1::text[]) ON CONFLICT (job) DO NOTHING")
+        .bind(jobs)
+        .execute(pool)
+        .await?;
     sqlx::query_as(
         "SELECT s.job, coalesce(
                     (SELECT max(finished_at) FROM job_runs r WHERE r.job = s.job AND r.status = 'succeeded' AND NOT r.dry_run),

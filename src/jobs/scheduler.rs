@@ -36,8 +36,15 @@ impl Worker {
     ) -> anyhow::Result<Self> {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let worker_id = format!("{}:{}", hostname(), std::process::id());
-        let executor =
-            Executor { pool: pool.clone(), jobs: jobs.clone(), metrics: metrics.clone(), models, settings, worker_id, shutdown: shutdown_rx };
+        let executor = Executor {
+            pool: pool.clone(),
+            jobs: jobs.clone(),
+            metrics: metrics.clone(),
+            models,
+            settings,
+            worker_id,
+            shutdown: shutdown_rx,
+        };
         // Overdue alerts count from the last success, or for a job that never succeeded
         // from when the installation first scheduled it (never from this start).
         let names: Vec<&str> = jobs.keys().map(String::as_str).collect();
@@ -77,13 +84,22 @@ impl Worker {
 async fn enqueue_tick(pool: &PgPool, definition: &Definition, wake: &Notify) {
     let Some(tick) = definition.schedule.latest_at_or_before(Utc::now()) else { return };
     let scope = Scope::all();
-    let run = NewRun { job: &definition.name, scope: &scope, trigger: Trigger::Schedule, dry_run: false, as_of: None, tick_at: Some(tick) };
+    let run = NewRun {
+        job: &definition.name,
+        scope: &scope,
+        trigger: Trigger::Schedule,
+        dry_run: false,
+        as_of: None,
+        tick_at: Some(tick),
+    };
     match runs::enqueue(pool, run).await {
         Ok(Enqueued::Queued(id)) => {
             tracing::info!(job = definition.name, %id, %tick, "scheduled run queued");
             wake.notify_one();
         }
-        Ok(Enqueued::Overlaps(id)) => tracing::info!(job = definition.name, %id, "tick skipped: a run is still in progress"),
+        Ok(Enqueued::Overlaps(id)) => {
+            tracing::info!(job = definition.name, %id, "tick skipped: a run is still in progress")
+        }
         Ok(Enqueued::Paused) => tracing::debug!(job = definition.name, "tick skipped: paused"),
         Ok(Enqueued::TickTaken) => tracing::debug!(job = definition.name, "tick already queued by another replica"),
         Err(err) => tracing::error!(job = definition.name, error = %err, "cannot queue the scheduled run"),

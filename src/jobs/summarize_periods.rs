@@ -54,7 +54,12 @@ impl Default for PeriodParams {
 }
 
 /// Users with summarized, unarchived sessions older than the threshold.
-pub async fn candidates(pool: &PgPool, params: &PeriodParams, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(
+    pool: &PgPool,
+    params: &PeriodParams,
+    scope: &Scope,
+    now: DateTime<Utc>,
+) -> sqlx::Result<Vec<(String, String)>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM sessions
@@ -68,7 +73,12 @@ pub async fn candidates(pool: &PgPool, params: &PeriodParams, scope: &Scope, now
     .await
 }
 
-pub async fn run_unit(conn: &mut PgConnection, params: &PeriodParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+pub async fn run_unit(
+    conn: &mut PgConnection,
+    params: &PeriodParams,
+    unit: &Unit<'_>,
+    models: &Models,
+) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
     let cutoff = unit.now - Duration::days(params.older_than_days);
     let sessions: Vec<(String, String, DateTime<Utc>, NaiveDate, NaiveDate)> = sqlx::query_as(
@@ -85,7 +95,9 @@ pub async fn run_unit(conn: &mut PgConnection, params: &PeriodParams, unit: &Uni
     .bind(params.period.as_str())
     .fetch_all(&mut *conn)
     .await?;
-    let mut periods: BTreeMap<(NaiveDate, NaiveDate), Vec<(String, String, DateTime<Utc>)>> = BTreeMap::new();
+    // (start, end) of a period → its sessions: id, summary, last event.
+    type Sessions = Vec<(String, String, DateTime<Utc>)>;
+    let mut periods: BTreeMap<(NaiveDate, NaiveDate), Sessions> = BTreeMap::new();
     for (session, summary, at, start, end) in sessions {
         periods.entry((start, end)).or_default().push((session, summary, at));
     }
@@ -126,13 +138,15 @@ pub async fn run_unit(conn: &mut PgConnection, params: &PeriodParams, unit: &Uni
         .bind(unit.now)
         .execute(&mut *conn)
         .await?;
-        sqlx::query("UPDATE sessions SET archived_at = $4 WHERE tenant_id = $1 AND user_id = $2 AND session_id = ANY($3)")
-            .bind(unit.tenant.as_str())
-            .bind(unit.user.as_str())
-            .bind(&ids)
-            .bind(unit.now)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(
+            "UPDATE sessions SET archived_at = $4 WHERE tenant_id = $1 AND user_id = $2 AND session_id = ANY($3)",
+        )
+        .bind(unit.tenant.as_str())
+        .bind(unit.user.as_str())
+        .bind(&ids)
+        .bind(unit.now)
+        .execute(&mut *conn)
+        .await?;
         counts.add(if inserted.rows_affected() == 1 { "periods_summarized" } else { "periods_existing" }, 1);
         counts.add("sessions_archived", ids.len() as i64);
     }
@@ -155,7 +169,8 @@ async fn summarize_with_llm(
     let llm = models.llm.as_ref().expect("called with an LLM");
     let prompt = Prompt::load(&models.prompts, "summarize_period")?;
     let budget = TokenBudget::new(Some(max_tokens));
-    let summaries: Vec<String> = sessions.iter().map(|(_, summary, at)| format!("[{}] {}", at.format("%Y-%m-%d"), summary)).collect();
+    let summaries: Vec<String> =
+        sessions.iter().map(|(_, summary, at)| format!("[{}] {}", at.format("%Y-%m-%d"), summary)).collect();
     let vars: HashMap<&str, String> = HashMap::from([
         ("summaries", summaries.join("\n")),
         ("period_start", start.to_string()),

@@ -41,7 +41,12 @@ impl Default for SummarizeParams {
 }
 
 /// Users with an ended, unsummarized session.
-pub async fn candidates(pool: &PgPool, params: &SummarizeParams, scope: &Scope, now: DateTime<Utc>) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(
+    pool: &PgPool,
+    params: &SummarizeParams,
+    scope: &Scope,
+    now: DateTime<Utc>,
+) -> sqlx::Result<Vec<(String, String)>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM sessions
@@ -56,7 +61,12 @@ pub async fn candidates(pool: &PgPool, params: &SummarizeParams, scope: &Scope, 
     .await
 }
 
-pub async fn run_unit(conn: &mut PgConnection, params: &SummarizeParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+pub async fn run_unit(
+    conn: &mut PgConnection,
+    params: &SummarizeParams,
+    unit: &Unit<'_>,
+    models: &Models,
+) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
     let ended = unit.now - Duration::minutes(params.idle_minutes);
     let sessions: Vec<(String, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
@@ -171,8 +181,13 @@ async fn ask(
 }
 
 /// The user's most central sentences, without near-duplicates, in their original order.
-async fn extractive(params: &SummarizeParams, models: &Models, events: &[(Uuid, String, String)]) -> anyhow::Result<String> {
-    let texts: Vec<&str> = events.iter().filter(|(_, role, _)| role == "user").map(|(_, _, content)| content.as_str()).collect();
+async fn extractive(
+    params: &SummarizeParams,
+    models: &Models,
+    events: &[(Uuid, String, String)],
+) -> anyhow::Result<String> {
+    let texts: Vec<&str> =
+        events.iter().filter(|(_, role, _)| role == "user").map(|(_, _, content)| content.as_str()).collect();
     select_sentences(models, &texts, params.extractive_tokens).await
 }
 
@@ -203,7 +218,7 @@ pub(super) async fn select_sentences(models: &Models, texts: &[&str], max_tokens
         if chosen.iter().any(|&j| vectors[i].cosine(&vectors[j]) > 0.9) {
             continue;
         }
-        let cost = estimate_tokens(&candidates[i]) + 1;
+        let cost = estimate_tokens(candidates[i]) + 1;
         if tokens + cost > max_tokens {
             continue;
         }

@@ -15,8 +15,19 @@ use crate::models::Embedding;
 
 /// Categories a memory can have; anything else is a client error.
 pub const CATEGORIES: &[&str] = &[
-    "identity", "personal", "preference", "project", "technical", "decision", "event", "lesson",
-    "statement", "relationship", "health", "finance", "other",
+    "identity",
+    "personal",
+    "preference",
+    "project",
+    "technical",
+    "decision",
+    "event",
+    "lesson",
+    "statement",
+    "relationship",
+    "health",
+    "finance",
+    "other",
 ];
 pub const KINDS: &[&str] = &["fact", "insight"];
 pub const STATUSES: &[&str] = &["active", "superseded", "merged", "evicted", "deleted"];
@@ -174,7 +185,12 @@ pub struct ListFilter {
 }
 
 /// One page, newest first, in a stable order: rows inserted meanwhile never shift it.
-pub async fn list(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, filter: &ListFilter) -> sqlx::Result<Vec<Memory>> {
+pub async fn list(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    filter: &ListFilter,
+) -> sqlx::Result<Vec<Memory>> {
     let mut q = QueryBuilder::<Postgres>::new(format!("{MEMORY_SELECT} WHERE m.tenant_id = "));
     q.push_bind(tenant.as_str()).push(" AND m.user_id = ").push_bind(user.as_str());
     q.push(" AND m.status = ").push_bind(filter.status.clone().unwrap_or_else(|| "active".into()));
@@ -226,7 +242,13 @@ pub enum RestoreError {
 
 /// Brings an evicted or merged memory back into search, with a history row. Restoring
 /// counts as an access, so the next `evict` run does not take it straight back.
-pub async fn restore(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, id: Uuid, actor: &str) -> Result<(), RestoreError> {
+pub async fn restore(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    id: Uuid,
+    actor: &str,
+) -> Result<(), RestoreError> {
     let status: Option<String> =
         sqlx::query_scalar("SELECT status FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE")
             .bind(tenant.as_str())
@@ -252,7 +274,19 @@ pub async fn restore(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, 
     .execute(&mut *conn)
     .await?;
     let (before, after) = (json!({"status": status}), json!({"status": "active"}));
-    record_history(conn, tenant, id, user, "restored", Some(before), Some(after), "restored by an operator", None, Some(actor)).await?;
+    record_history(
+        conn,
+        tenant,
+        id,
+        user,
+        "restored",
+        Some(before),
+        Some(after),
+        "restored by an operator",
+        None,
+        Some(actor),
+    )
+    .await?;
     Ok(())
 }
 
@@ -283,6 +317,18 @@ pub async fn supersede(
         return Ok(false);
     }
     let after = json!({"status": "superseded", "superseded_by": new, "valid_to": at});
-    record_history(conn, tenant, old, user, "superseded", Some(json!({"status": "active"})), Some(after), reason, job_run_id, None).await?;
+    record_history(
+        conn,
+        tenant,
+        old,
+        user,
+        "superseded",
+        Some(json!({"status": "active"})),
+        Some(after),
+        reason,
+        job_run_id,
+        None,
+    )
+    .await?;
     Ok(true)
 }

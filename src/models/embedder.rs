@@ -25,7 +25,7 @@ pub struct Embedder {
 
 enum Backend {
     Local(Arc<LocalModel>),
-    Remote { client: Client<OpenAIConfig>, send_dimensions: bool },
+    Remote { client: Box<Client<OpenAIConfig>>, send_dimensions: bool },
 }
 
 impl Embedder {
@@ -35,7 +35,8 @@ impl Embedder {
         let (backend, model, dims) = match settings.provider {
             EmbeddingProvider::Local => {
                 let dir = models_dir(settings, home);
-                let threads = settings.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                let threads =
+                    settings.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
                 let model = LocalModel::shared(&dir, settings.local_sessions, threads)?;
                 (Backend::Local(model), local::MODEL_NAME.to_owned(), local::DIMS)
             }
@@ -48,7 +49,7 @@ impl Embedder {
                 })? as usize;
                 let deadline = Duration::from_secs(settings.timeout_secs);
                 let client = openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline)?;
-                (Backend::Remote { client, send_dimensions: settings.send_dimensions }, model, dims)
+                (Backend::Remote { client: Box::new(client), send_dimensions: settings.send_dimensions }, model, dims)
             }
         };
         Ok(Self {
@@ -125,7 +126,10 @@ impl Embedder {
                 let request = request.build().map_err(openai::classify)?;
                 let mut response = client.embeddings().create(request).await.map_err(openai::classify)?;
                 if response.data.len() != expected {
-                    return Err(ModelError::Malformed(format!("{} embeddings for {expected} inputs", response.data.len())));
+                    return Err(ModelError::Malformed(format!(
+                        "{} embeddings for {expected} inputs",
+                        response.data.len()
+                    )));
                 }
                 response.data.sort_by_key(|d| d.index);
                 Ok(response.data.into_iter().map(|d| d.embedding).collect())

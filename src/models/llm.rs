@@ -69,7 +69,10 @@ impl Llm {
         if settings.provider == LlmProvider::None {
             return Ok(None);
         }
-        let model = settings.model.clone().ok_or_else(|| ModelError::Config("llm.model is required with llm.provider = openai".into()))?;
+        let model = settings
+            .model
+            .clone()
+            .ok_or_else(|| ModelError::Config("llm.model is required with llm.provider = openai".into()))?;
         let deadline = Duration::from_secs(settings.timeout_secs);
         Ok(Some(Self {
             client: openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline)?,
@@ -129,8 +132,10 @@ impl Llm {
             }
         }
         let parsed = result.and_then(|text| {
-            let json = extract_json(&text).ok_or_else(|| ModelError::Malformed("the answer holds no JSON object".into()))?;
-            serde_json::from_str(json).map_err(|e| ModelError::Malformed(format!("the answer does not fit the schema: {e}")))
+            let json =
+                extract_json(&text).ok_or_else(|| ModelError::Malformed("the answer holds no JSON object".into()))?;
+            serde_json::from_str(json)
+                .map_err(|e| ModelError::Malformed(format!("the answer does not fit the schema: {e}")))
         });
         let status = match &parsed {
             Ok(_) => "ok",
@@ -184,7 +189,8 @@ impl Llm {
         let response: CreateChatCompletionResponse =
             self.client.chat().create_byot(body).await.map_err(openai::classify)?;
         if let Some(usage) = &response.usage {
-            let (prompt_tokens, completion_tokens) = (u64::from(usage.prompt_tokens), u64::from(usage.completion_tokens));
+            let (prompt_tokens, completion_tokens) =
+                (u64::from(usage.prompt_tokens), u64::from(usage.completion_tokens));
             budget.spend(prompt_tokens + completion_tokens);
             let tokens = &self.metrics.llm_tokens;
             tokens.with_label_values(&[purpose, &self.model, "prompt"]).inc_by(prompt_tokens);

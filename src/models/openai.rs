@@ -17,7 +17,11 @@ pub fn base_url(configured: Option<&str>) -> String {
     configured.unwrap_or(DEFAULT_BASE_URL).trim_end_matches('/').to_owned()
 }
 
-pub fn client(base_url: Option<&str>, api_key: Option<&str>, deadline: Duration) -> Result<Client<OpenAIConfig>, ModelError> {
+pub fn client(
+    base_url: Option<&str>,
+    api_key: Option<&str>,
+    deadline: Duration,
+) -> Result<Client<OpenAIConfig>, ModelError> {
     let config = OpenAIConfig::new()
         .with_api_base(self::base_url(base_url))
         .with_api_key(api_key.unwrap_or_default())

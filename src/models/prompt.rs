@@ -22,7 +22,8 @@ impl Prompt {
         let text_path = dir.join(format!("{name}.md"));
         let schema_path = dir.join(format!("{name}.schema.json"));
         let read = |path: &Path| {
-            std::fs::read_to_string(path).map_err(|e| ModelError::Config(format!("cannot read prompt {}: {e}", path.display())))
+            std::fs::read_to_string(path)
+                .map_err(|e| ModelError::Config(format!("cannot read prompt {}: {e}", path.display())))
         };
         let text = read(&text_path)?;
         let schema = serde_json::from_str(&read(&schema_path)?)
@@ -50,11 +51,11 @@ fn fill(name: &str, template: &str, vars: &HashMap<&str, String>) -> Result<Stri
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
-        let end = rest[start..]
-            .find("}}")
-            .ok_or_else(|| ModelError::Config(format!("prompt {name}: unclosed `{{{{`")))?;
+        let end =
+            rest[start..].find("}}").ok_or_else(|| ModelError::Config(format!("prompt {name}: unclosed `{{{{`")))?;
         let key = rest[start + 2..start + end].trim();
-        let value = vars.get(key).ok_or_else(|| ModelError::Config(format!("prompt {name}: no value for {{{{{key}}}}}")))?;
+        let value =
+            vars.get(key).ok_or_else(|| ModelError::Config(format!("prompt {name}: no value for {{{{{key}}}}}")))?;
         out.push_str(value);
         rest = &rest[start + end + 2..];
     }
@@ -68,7 +69,9 @@ mod tests {
 
     #[test]
     fn placeholders_are_filled_and_missing_ones_are_errors() {
-        let prompt = Prompt::parse("t", "Be brief.\n<!-- user -->\nSummarize: {{ text }} ({{n}})", serde_json::json!({})).unwrap();
+        let prompt =
+            Prompt::parse("t", "Be brief.\n<!-- user -->\nSummarize: {{ text }} ({{n}})", serde_json::json!({}))
+                .unwrap();
         let vars = HashMap::from([("text", "hello".to_owned()), ("n", "3".to_owned())]);
         let (system, user) = prompt.render(&vars).unwrap();
         assert_eq!(system, "Be brief.");

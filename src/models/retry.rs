@@ -29,7 +29,12 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     pub fn with_deadline(deadline: Duration) -> Self {
-        Self { deadline, max_attempts: 6, base_backoff: Duration::from_millis(200), max_backoff: Duration::from_secs(10) }
+        Self {
+            deadline,
+            max_attempts: 6,
+            base_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(10),
+        }
     }
 
     /// Exponential backoff with "equal jitter": between half and all of base·2^(attempt-1).
@@ -107,11 +112,15 @@ impl tower_service::Service<HttpRequestFactory> for RetryingTransport {
                 *request.timeout_mut() = Some(remaining.max(Duration::from_millis(1)));
                 let result = client.execute(request).await;
                 let verdict = match &result {
-                    Ok(response) => verdict_for_status(response.status().as_u16(), response.headers(), &policy, attempt),
+                    Ok(response) => {
+                        verdict_for_status(response.status().as_u16(), response.headers(), &policy, attempt)
+                    }
                     Err(err) => verdict_for_error(err, &policy, attempt),
                 };
                 match verdict {
-                    Verdict::RetryAfter(wait) if attempt < policy.max_attempts && started.elapsed() + wait < policy.deadline => {
+                    Verdict::RetryAfter(wait)
+                        if attempt < policy.max_attempts && started.elapsed() + wait < policy.deadline =>
+                    {
                         tracing::debug!(attempt, wait_ms = wait.as_millis() as u64, "retrying a model call");
                         tokio::time::sleep(wait).await;
                     }

@@ -95,7 +95,10 @@ impl SearchQuery {
             return Err(ValidationError::new("query", "must not be empty"));
         }
         if text.chars().count() > limits.max_query_chars {
-            return Err(ValidationError::new("query", format!("must be at most {} characters", limits.max_query_chars)));
+            return Err(ValidationError::new(
+                "query",
+                format!("must be at most {} characters", limits.max_query_chars),
+            ));
         }
         let limit = request.limit.unwrap_or(limits.default_limit as i64);
         if !(1..=limits.max_limit as i64).contains(&limit) {

@@ -118,7 +118,10 @@ impl Lookups {
 
     /// Forgets what was learnt about a user who was just forgotten.
     pub fn forget_user(&self, tenant: &TenantId, user: &str) {
-        self.large_users.lock().expect("never poisoned: no panics under the lock").remove(&(tenant.clone(), user.to_owned()));
+        self.large_users
+            .lock()
+            .expect("never poisoned: no panics under the lock")
+            .remove(&(tenant.clone(), user.to_owned()));
     }
 
     fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
@@ -163,7 +166,9 @@ pub async fn run(
         let lookup = MemoryLookup { tenant, query, vector: &vector, terms: &terms, settings, decay, now };
         results.extend(lookups.memories(&lookup).await?);
     }
-    for (wanted, table) in [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)] {
+    for (wanted, table) in
+        [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)]
+    {
         if wanted {
             let mut conn = lookups.scans.acquire().await?;
             results.extend(summaries::search(&mut conn, table, tenant, query, &vector, &terms, settings).await?);
@@ -203,9 +208,13 @@ impl MemoryLookup<'_> {
     fn filter(&self) -> String {
         let validity = match self.query.as_of {
             None => "status = 'active' AND $12::timestamptz IS NULL",
-            Some(_) => "status IN ('active', 'superseded') AND valid_from <= $12 AND (valid_to IS NULL OR valid_to > $12)",
+            Some(_) => {
+                "status IN ('active', 'superseded') AND valid_from <= $12 AND (valid_to IS NULL OR valid_to > $12)"
+            }
         };
-        format!("tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}")
+        format!(
+            "tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}"
+        )
     }
 
     /// The candidate rows carry everything needed, so nothing is fetched twice by id.
@@ -304,16 +313,18 @@ impl MemoryLookup<'_> {
 
     fn results(&self, rows: Vec<Row>) -> Vec<SearchResult> {
         rows.into_iter()
-            .map(|(id, kind, category, key, content, updated_at, sources, similarity, lexical, decay, _)| SearchResult {
-                id: id.to_string(),
-                kind,
-                category: Some(category),
-                key,
-                content,
-                score: score(similarity, lexical, decay),
-                similarity,
-                updated_at,
-                source_event_ids: sources,
+            .map(|(id, kind, category, key, content, updated_at, sources, similarity, lexical, decay, _)| {
+                SearchResult {
+                    id: id.to_string(),
+                    kind,
+                    category: Some(category),
+                    key,
+                    content,
+                    score: score(similarity, lexical, decay),
+                    similarity,
+                    updated_at,
+                    source_event_ids: sources,
+                }
             })
             .collect()
     }

@@ -62,7 +62,9 @@ pub async fn search(
           ORDER BY similarity DESC LIMIT $6"
     );
     let like_terms: Vec<String> = terms.all.iter().map(|t| escape_like(t)).collect();
-    let rows: Vec<(String, String, Option<DateTime<Utc>>, Vec<Uuid>, f64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    // id, summary, updated, sources, similarity, lexical
+    type SummaryRow = (String, String, Option<DateTime<Utc>>, Vec<Uuid>, f64, f64);
+    let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(tenant.as_str())
         .bind(query.user.as_str())
         .bind(vector.to_pgvector())

@@ -6,11 +6,11 @@
 const MAX_TERMS: usize = 16;
 
 const STOPWORDS: &[&str] = &[
-    "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could",
-    "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is",
-    "it", "its", "just", "me", "my", "no", "not", "now", "of", "on", "or", "our", "she", "so", "than", "that", "the",
-    "their", "them", "then", "there", "they", "this", "to", "us", "use", "used", "uses", "using", "was", "we", "were",
-    "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
+    "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "just", "me", "my", "no", "not", "now", "of", "on", "or", "our", "she", "so", "than",
+    "that", "the", "their", "them", "then", "there", "they", "this", "to", "us", "use", "used", "uses", "using", "was",
+    "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
 #[derive(Debug, Default, PartialEq)]

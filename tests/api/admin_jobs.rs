@@ -43,7 +43,10 @@ async fn an_admin_trigger_is_run_by_the_worker_and_counted_in_metrics() {
     let run = wait_for_run(&app, &key, &run_id).await;
 
     assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!((run["trigger"].as_str(), run["tenant_id"].as_str(), run["user_id"].as_str()), (Some("admin"), Some("acme"), Some("ann")));
+    assert_eq!(
+        (run["trigger"].as_str(), run["tenant_id"].as_str(), run["user_id"].as_str()),
+        (Some("admin"), Some("acme"), Some("ann"))
+    );
     assert_eq!(run["counts"]["evicted"], 1);
     assert_eq!(status_of(&app.db, stale).await, "evicted");
     let metrics = app.metrics().await;
@@ -85,9 +88,13 @@ async fn admin_job_routes_check_scope_and_input() {
     let admin = app.key("acme", "admin").await;
     let run_id = Uuid::now_v7();
 
-    for (method, path) in [("GET", "/admin/v1/jobs".to_owned()), ("POST", "/admin/v1/jobs/evict/runs".into()),
-                           ("GET", format!("/admin/v1/jobs/runs/{run_id}")), ("POST", "/admin/v1/jobs/evict/pause".into()),
-                           ("POST", "/admin/v1/jobs/evict/resume".into())] {
+    for (method, path) in [
+        ("GET", "/admin/v1/jobs".to_owned()),
+        ("POST", "/admin/v1/jobs/evict/runs".into()),
+        ("GET", format!("/admin/v1/jobs/runs/{run_id}")),
+        ("POST", "/admin/v1/jobs/evict/pause".into()),
+        ("POST", "/admin/v1/jobs/evict/resume".into()),
+    ] {
         let request = match method {
             "GET" => app.client.get(format!("{}{path}", app.address)),
             _ => app.client.post(format!("{}{path}", app.address)).json(&json!({})),
@@ -106,7 +113,8 @@ async fn admin_job_routes_check_scope_and_input() {
     assert_eq!(typo.status(), 400);
     let bad_user = app.post_as(&admin, "/admin/v1/jobs/evict/runs", &json!({"user_id": ""})).await;
     assert_eq!(error_of(bad_user).await["field"], "user_id");
-    let empty = app.client.post(format!("{}/admin/v1/jobs/evict/runs", app.address)).bearer_auth(&admin).send().await.unwrap();
+    let empty =
+        app.client.post(format!("{}/admin/v1/jobs/evict/runs", app.address)).bearer_auth(&admin).send().await.unwrap();
     assert_eq!(empty.status(), 202, "an empty body means the whole tenant");
 }
 
@@ -116,17 +124,37 @@ async fn a_pause_survives_a_restart_and_stops_scheduled_runs_only() {
     let admin = app.key("acme", "admin").await;
     let operator = app.key("ops", "operator").await;
 
-    assert_eq!(app.post_as(&admin, "/admin/v1/jobs/evict/pause", &json!({})).await.status(), 403, "a tenant's admin cannot stop everyone's schedule");
+    assert_eq!(
+        app.post_as(&admin, "/admin/v1/jobs/evict/pause", &json!({})).await.status(),
+        403,
+        "a tenant's admin cannot stop everyone's schedule"
+    );
     let paused = app.post_as(&operator, "/admin/v1/jobs/evict/pause", &json!({})).await;
     assert_eq!(paused.status(), 200);
     let restarted = engram::startup::Application::build(test_settings(), app.db.clone()).await.unwrap();
     let address = format!("http://127.0.0.1:{}", restarted.port());
     tokio::spawn(restarted.run_until_stopped());
 
-    let jobs: Value = app.client.get(format!("{address}/admin/v1/jobs")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+    let jobs: Value = app
+        .client
+        .get(format!("{address}/admin/v1/jobs"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let evict = jobs["jobs"].as_array().unwrap().iter().find(|j| j["name"] == "evict").unwrap().clone();
     assert_eq!((evict["paused"].as_bool(), evict["next_run_at"].is_null()), (Some(true), true));
-    let tick = runs::NewRun { job: "evict", scope: &Scope::all(), trigger: Trigger::Schedule, dry_run: false, as_of: None, tick_at: Some(chrono::Utc::now()) };
+    let tick = runs::NewRun {
+        job: "evict",
+        scope: &Scope::all(),
+        trigger: Trigger::Schedule,
+        dry_run: false,
+        as_of: None,
+        tick_at: Some(chrono::Utc::now()),
+    };
     assert_eq!(runs::enqueue(&app.db.pool, tick.clone()).await.unwrap(), runs::Enqueued::Paused);
     let manual = app.post_as(&admin, "/admin/v1/jobs/evict/runs", &json!({})).await;
     assert_eq!(manual.status(), 202, "operators can still run a paused job by hand");

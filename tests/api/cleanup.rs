@@ -33,7 +33,9 @@ async fn fact(app: &TestApp, user: &str, key: Option<&str>, content: &str, impor
         pinned: false,
     };
     let mut tx = app.db.tenant_tx(&tenant).await.unwrap();
-    let id = engram::memories::insert(&mut tx, &tenant, &memory, &embedding, app.embedder.model(), "test", None).await.unwrap();
+    let id = engram::memories::insert(&mut tx, &tenant, &memory, &embedding, app.embedder.model(), "test", None)
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     id
 }
@@ -67,21 +69,39 @@ async fn phrasings_of_one_fact_collapse_and_different_databases_never_merge() {
     fact(&app, "bo", None, "We store orders in MySQL.", 0.5).await;
 
     let dry = run(&executor, "dedup", Scope::all(), true).await;
-    let untouched: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE status = 'active'").fetch_one(&app.db.pool).await.unwrap();
+    let untouched: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE status = 'active'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     let done = run(&executor, "dedup", Scope::all(), false).await;
     let again = run(&executor, "dedup", Scope::all(), false).await;
 
     assert_eq!((dry.counts["merged"].as_i64(), untouched), (Some(4), 9), "the dry run reported and wrote nothing");
     assert_eq!(done.counts["merged"], 4, "{}", done.counts);
     let frameworks: Vec<(String, Vec<Uuid>)> =
-        sqlx::query_as("SELECT status, source_event_ids FROM memories WHERE key = 'framework' AND status = 'active'").fetch_all(&app.db.pool).await.unwrap();
+        sqlx::query_as("SELECT status, source_event_ids FROM memories WHERE key = 'framework' AND status = 'active'")
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
     assert_eq!(frameworks.len(), 1);
     assert_eq!(frameworks[0].1.len(), 5, "the survivor has every source");
     let databases = statuses(&app, "ann").await.into_iter().filter(|(c, _)| c.contains("database")).collect::<Vec<_>>();
-    assert_eq!(databases, [("We use PostgreSQL as our database.".into(), "superseded".into()), ("We use MySQL as our database.".into(), "active".into())]);
-    assert!(statuses(&app, "bo").await.iter().all(|(_, status)| status == "active"), "PostgreSQL and MySQL are never merged");
+    assert_eq!(
+        databases,
+        [
+            ("We use PostgreSQL as our database.".into(), "superseded".into()),
+            ("We use MySQL as our database.".into(), "active".into())
+        ]
+    );
+    assert!(
+        statuses(&app, "bo").await.iter().all(|(_, status)| status == "active"),
+        "PostgreSQL and MySQL are never merged"
+    );
     assert!(again.counts.get("merged").is_none() && again.counts.get("superseded").is_none(), "{}", again.counts);
-    let merged_history: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_history WHERE action = 'merged'").fetch_one(&app.db.pool).await.unwrap();
+    let merged_history: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_history WHERE action = 'merged'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(merged_history, 4);
 }
 
@@ -102,15 +122,34 @@ async fn ninety_days_later_stale_facts_are_evicted_but_names_and_used_memories_s
         .await
         .unwrap();
 
-    let id = engram::jobs::control::trigger(&executor.pool, &executor.jobs, "evict", &Scope::all(), engram::jobs::Trigger::Cli, false, Some(later)).await.unwrap();
+    let id = engram::jobs::control::trigger(
+        &executor.pool,
+        &executor.jobs,
+        "evict",
+        &Scope::all(),
+        engram::jobs::Trigger::Cli,
+        false,
+        Some(later),
+    )
+    .await
+    .unwrap();
     let done = executor.run_now("evict", id, std::time::Duration::from_secs(10)).await.unwrap();
 
     assert_eq!(done.counts["evicted"], 1, "{}", done.counts);
     let status = |id: Uuid| {
         let pool = app.db.pool.clone();
-        async move { sqlx::query_scalar::<_, String>("SELECT status FROM memories WHERE id = $1").bind(id).fetch_one(&pool).await.unwrap() }
+        async move {
+            sqlx::query_scalar::<_, String>("SELECT status FROM memories WHERE id = $1")
+                .bind(id)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
     };
-    assert_eq!((status(stale).await, status(name).await, status(used).await), ("evicted".into(), "active".into(), "active".into()));
+    assert_eq!(
+        (status(stale).await, status(name).await, status(used).await),
+        ("evicted".into(), "active".into(), "active".into())
+    );
     let found = app.search(&key, &json!({"user_id": "cy", "query": "hackathon parking apps", "min_score": 0.0})).await;
     assert!(found["results"].as_array().unwrap().iter().all(|r| r["id"] != stale.to_string()), "{found}");
     let listed: Value = app.get_as(&key, "/v1/users/cy/memories?status=evicted").await.json().await.unwrap();
@@ -137,14 +176,22 @@ async fn a_cap_of_200_keeps_the_200_best_and_the_removal_cap_limits_a_run() {
     .fetch_all(&app.db.pool)
     .await
     .unwrap();
-    let capped = |fraction: &str| format!("schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = {fraction}\n[params]\nmax_per_user = 200\nmin_score = 0.0");
+    let capped = |fraction: &str| {
+        format!(
+            "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = {fraction}\n[params]\nmax_per_user = 200\nmin_score = 0.0"
+        )
+    };
 
     let limited = run(&executor(&app.db, &job_dir(&[("evict", &capped("0.1"))])), "evict", Scope::all(), false).await;
-    assert_eq!((limited.counts["evicted"].as_i64(), limited.counts["kept_by_removal_cap"].as_i64()), (Some(50), Some(250)));
+    assert_eq!(
+        (limited.counts["evicted"].as_i64(), limited.counts["kept_by_removal_cap"].as_i64()),
+        (Some(50), Some(250))
+    );
     let full = run(&executor(&app.db, &job_dir(&[("evict", &capped("1.0"))])), "evict", Scope::all(), false).await;
 
     assert_eq!(full.counts["evicted"], 250);
-    let mut kept: Vec<Uuid> = sqlx::query_scalar("SELECT id FROM memories WHERE status = 'active'").fetch_all(&app.db.pool).await.unwrap();
+    let mut kept: Vec<Uuid> =
+        sqlx::query_scalar("SELECT id FROM memories WHERE status = 'active'").fetch_all(&app.db.pool).await.unwrap();
     let mut best = best;
     kept.sort();
     best.sort();
@@ -202,8 +249,14 @@ async fn reflection_keeps_valid_insights_ignores_foreign_ids_and_resolves_contra
     assert_eq!(done.counts["invalid"], 2, "the insight and the cleanup naming another user's memory: {}", done.counts);
     assert_eq!(done.counts["contradictions_resolved"], 1);
     let (content, derived, dims): (String, Vec<Uuid>, Option<i32>) =
-        sqlx::query_as("SELECT content, derived_from, embedding_dims FROM memories WHERE kind = 'insight'").fetch_one(&app.db.pool).await.unwrap();
-    assert_eq!((content.as_str(), derived, dims), ("Eve optimises for performance, from language choice to latency.", vec![rust, perf], Some(384)));
+        sqlx::query_as("SELECT content, derived_from, embedding_dims FROM memories WHERE kind = 'insight'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (content.as_str(), derived, dims),
+        ("Eve optimises for performance, from language choice to latency.", vec![rust, perf], Some(384))
+    );
     let (status, reason): (String, String) = sqlx::query_as(
         "SELECT m.status, h.reason FROM memories m JOIN memory_history h ON h.memory_id = m.id AND h.action = 'superseded' WHERE m.id = $1",
     )
@@ -212,7 +265,11 @@ async fn reflection_keeps_valid_insights_ignores_foreign_ids_and_resolves_contra
     .await
     .unwrap();
     assert_eq!((status.as_str(), reason.as_str()), ("superseded", "reflection: moved to Lisbon and remote work"));
-    let zed: String = sqlx::query_scalar("SELECT status FROM memories WHERE id = $1").bind(foreign).fetch_one(&app.db.pool).await.unwrap();
+    let zed: String = sqlx::query_scalar("SELECT status FROM memories WHERE id = $1")
+        .bind(foreign)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(zed, "active", "another user's memory is untouchable");
     assert_eq!(again.counts.get("users"), None, "nothing new to reflect on: {}", again.counts);
 }
@@ -229,6 +286,10 @@ async fn without_an_llm_reflection_resolves_same_key_contradictions_only() {
 
     assert_eq!(done.counts["contradictions_resolved"], 1, "{}", done.counts);
     assert!(done.counts.get("insights").is_none());
-    let status: String = sqlx::query_scalar("SELECT status FROM memories WHERE id = $1").bind(old).fetch_one(&app.db.pool).await.unwrap();
+    let status: String = sqlx::query_scalar("SELECT status FROM memories WHERE id = $1")
+        .bind(old)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(status, "superseded");
 }

@@ -18,12 +18,16 @@ const JOBS: &[(&str, &str)] = &[
 ];
 
 fn day(n: i64, hour: u32) -> DateTime<Utc> {
-    "2026-03-01T00:00:00Z".parse::<DateTime<Utc>>().unwrap() + chrono::Duration::days(n - 1) + chrono::Duration::hours(hour as i64)
+    "2026-03-01T00:00:00Z".parse::<DateTime<Utc>>().unwrap()
+        + chrono::Duration::days(n - 1)
+        + chrono::Duration::hours(hour as i64)
 }
 
 /// Runs `job` over everyone as of `now`, the way `engram job run NAME --now` does.
 async fn run_at(executor: &Executor, job: &str, now: DateTime<Utc>, dry_run: bool) -> Run {
-    let id = control::trigger(&executor.pool, &executor.jobs, job, &Scope::all(), Trigger::Cli, dry_run, Some(now)).await.unwrap();
+    let id = control::trigger(&executor.pool, &executor.jobs, job, &Scope::all(), Trigger::Cli, dry_run, Some(now))
+        .await
+        .unwrap();
     let run = executor.run_now(job, id, Duration::from_secs(10)).await.unwrap();
     assert_eq!(run.status, "succeeded", "{run:?}");
     run
@@ -56,8 +60,17 @@ async fn a_user_introducing_themselves_over_three_days_is_remembered() {
     let key = app.key("acme", "read,ingest").await;
     let dir = job_dir(JOBS);
     let executor = executor(&app.db, &dir);
-    say(&app, &key, "ana", "d1", day(1, 9), &["Hi! My name is Ana Silva.", "I'm building a booking app for dentists."]).await;
-    say(&app, &key, "ana", "d2", day(2, 9), &["We use React with Next.js on the frontend.", "Our database is PostgreSQL and we run on AWS."]).await;
+    say(&app, &key, "ana", "d1", day(1, 9), &["Hi! My name is Ana Silva.", "I'm building a booking app for dentists."])
+        .await;
+    say(
+        &app,
+        &key,
+        "ana",
+        "d2",
+        day(2, 9),
+        &["We use React with Next.js on the frontend.", "Our database is PostgreSQL and we run on AWS."],
+    )
+    .await;
     say(&app, &key, "ana", "d3", day(3, 9), &["Our team has 4 engineers.", "thanks!"]).await;
 
     let run = run_at(&executor, "extract_facts", day(3, 12), false).await;
@@ -72,7 +85,10 @@ async fn a_user_introducing_themselves_over_three_days_is_remembered() {
     for expected in ["cloud", "database", "framework", "name", "project", "team_size"] {
         assert!(keys.contains(&expected), "{expected} missing from {keyed:?}");
     }
-    assert!(keyed.iter().all(|(_, content, quote)| quote.as_deref() == Some(content.as_str())), "facts keep the user's words");
+    assert!(
+        keyed.iter().all(|(_, content, quote)| quote.as_deref() == Some(content.as_str())),
+        "facts keep the user's words"
+    );
     assert_eq!(run.counts["created"].as_i64().unwrap() as usize, active_contents(&app, "ana").await.len());
     let found = app.search(&key, &json!({"user_id": "ana", "query": "what database do we use"})).await;
     assert_eq!(found["results"][0]["content"], "Our database is PostgreSQL and we run on AWS.", "{found}");
@@ -92,23 +108,40 @@ async fn migration_is_a_knowledge_update(first: &str, second: &str, query: &str)
 
     assert_eq!(run.counts["superseded"], 1, "{}", run.counts);
     let now = app.search(&key, &json!({"user_id": "bo", "query": query, "min_score": 0.0})).await;
-    let contents: Vec<&str> = now["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        now["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap()).collect();
     assert_eq!(contents, [second], "only the new value is current");
     let (status, valid_to): (String, Option<DateTime<Utc>>) =
-        sqlx::query_as("SELECT status, valid_to FROM memories WHERE content = $1").bind(first).fetch_one(&app.db.pool).await.unwrap();
+        sqlx::query_as("SELECT status, valid_to FROM memories WHERE content = $1")
+            .bind(first)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
     assert_eq!((status.as_str(), valid_to), ("superseded", Some(day(5, 10))));
-    let then = app.search(&key, &json!({"user_id": "bo", "query": query, "min_score": 0.0, "as_of": day(3, 0).to_rfc3339()})).await;
+    let then = app
+        .search(&key, &json!({"user_id": "bo", "query": query, "min_score": 0.0, "as_of": day(3, 0).to_rfc3339()}))
+        .await;
     assert_eq!(then["results"][0]["content"], first, "{then}");
 }
 
 #[tokio::test]
 async fn a_migration_supersedes_the_old_database_and_as_of_still_finds_it() {
-    migration_is_a_knowledge_update("We use MySQL for all our services.", "We migrated to PostgreSQL last month.", "which database do we use").await;
+    migration_is_a_knowledge_update(
+        "We use MySQL for all our services.",
+        "We migrated to PostgreSQL last month.",
+        "which database do we use",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_migration_said_in_chinese_supersedes_the_old_database() {
-    migration_is_a_knowledge_update("我们用 MySQL 存储订单数据", "我们已经迁移到 PostgreSQL 了", "数据库 MySQL PostgreSQL").await;
+    migration_is_a_knowledge_update(
+        "我们用 MySQL 存储订单数据",
+        "我们已经迁移到 PostgreSQL 了",
+        "数据库 MySQL PostgreSQL",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -117,12 +150,19 @@ async fn phone_numbers_emails_and_keys_never_reach_memories_or_summaries() {
     let key = app.key("acme", "read,ingest").await;
     let dir = job_dir(JOBS);
     let executor = executor(&app.db, &dir);
-    say(&app, &key, "cy", "s1", day(1, 8), &[
-        "My phone number is +1 415 555 0199 if you need it.",
-        "My work email is cy.lee@example.com for the invoices.",
-        "Use my API key sk-live1234567890abcdefXYZ for the staging deploys.",
-        "We deploy our staging environment every Friday afternoon.",
-    ])
+    say(
+        &app,
+        &key,
+        "cy",
+        "s1",
+        day(1, 8),
+        &[
+            "My phone number is +1 415 555 0199 if you need it.",
+            "My work email is cy.lee@example.com for the invoices.",
+            "Use my API key sk-live1234567890abcdefXYZ for the staging deploys.",
+            "We deploy our staging environment every Friday afternoon.",
+        ],
+    )
     .await;
 
     let facts = run_at(&executor, "extract_facts", day(1, 12), false).await;
@@ -163,19 +203,29 @@ async fn ended_sessions_get_extractive_summaries_that_search_finds() {
     let dir = job_dir(JOBS);
     let executor = executor(&app.db, &dir);
     for n in 1..=20 {
-        say(&app, &key, "eve", &format!("s{n}"), day(n * 3, 9), &[
-            "hello",
-            &format!("Today I worked on the invoice export for customer number {n}."),
-            "The export now writes CSV files with one row per invoice line.",
-            "thanks!",
-        ])
+        say(
+            &app,
+            &key,
+            "eve",
+            &format!("s{n}"),
+            day(n * 3, 9),
+            &[
+                "hello",
+                &format!("Today I worked on the invoice export for customer number {n}."),
+                "The export now writes CSV files with one row per invoice line.",
+                "thanks!",
+            ],
+        )
         .await;
     }
     // The last session is still going at the time of the run.
     say(&app, &key, "eve", "live", day(61, 11), &["I am still writing the quarterly report for the board."]).await;
 
     let dry = run_at(&executor, "summarize_sessions", day(61, 11) + chrono::Duration::minutes(5), true).await;
-    let unsummarized: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions WHERE summary IS NULL").fetch_one(&app.db.pool).await.unwrap();
+    let unsummarized: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions WHERE summary IS NULL")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     let run = run_at(&executor, "summarize_sessions", day(61, 11) + chrono::Duration::minutes(5), false).await;
     let again = run_at(&executor, "summarize_sessions", day(61, 11) + chrono::Duration::minutes(5), false).await;
 
@@ -183,33 +233,48 @@ async fn ended_sessions_get_extractive_summaries_that_search_finds() {
     assert_eq!(run.counts["summarized"], 20);
     assert!(again.counts.get("summarized").is_none(), "a rerun changes nothing: {}", again.counts);
     let (summary, covered): (String, Vec<uuid::Uuid>) =
-        sqlx::query_as("SELECT summary, summary_event_ids FROM sessions WHERE session_id = 's7'").fetch_one(&app.db.pool).await.unwrap();
+        sqlx::query_as("SELECT summary, summary_event_ids FROM sessions WHERE session_id = 's7'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
     assert!(summary.contains("invoice export for customer number 7"), "{summary}");
     assert!(!summary.contains("thanks") && !summary.contains("hello"), "{summary}");
     assert_eq!(covered.len(), 4);
-    let live: Option<String> = sqlx::query_scalar("SELECT summary FROM sessions WHERE session_id = 'live'").fetch_one(&app.db.pool).await.unwrap();
+    let live: Option<String> = sqlx::query_scalar("SELECT summary FROM sessions WHERE session_id = 'live'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     assert!(live.is_none(), "a session still going is not summarized");
-    let found = app.search(&key, &json!({"user_id": "eve", "query": "invoice CSV export", "kinds": ["session_summary"]})).await;
+    let found =
+        app.search(&key, &json!({"user_id": "eve", "query": "invoice CSV export", "kinds": ["session_summary"]})).await;
     assert_eq!(found["results"][0]["kind"], "session_summary", "{found}");
 
     let periods = run_at(&executor, "summarize_periods", day(61, 12), false).await;
     let rerun = run_at(&executor, "summarize_periods", day(61, 12), false).await;
 
     let weeks: Vec<(Vec<String>, String)> =
-        sqlx::query_as("SELECT session_ids, summary FROM period_summaries ORDER BY period_start").fetch_all(&app.db.pool).await.unwrap();
+        sqlx::query_as("SELECT session_ids, summary FROM period_summaries ORDER BY period_start")
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
     assert!(weeks.len() >= 5, "{weeks:?}");
     assert!(weeks.iter().all(|(ids, summary)| ids.len() >= 2 && summary.contains("invoice")), "{weeks:?}");
-    let archived: Vec<String> = sqlx::query_scalar("SELECT session_id FROM sessions WHERE archived_at IS NOT NULL").fetch_all(&app.db.pool).await.unwrap();
-    assert_eq!(archived.len() as i64, periods.counts["sessions_archived"].as_i64().unwrap());
-    assert_eq!(archived.len(), weeks.iter().map(|(ids, _)| ids.len()).sum::<usize>());
-    let recent_archived: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions WHERE archived_at IS NOT NULL AND last_event_at > $1")
-        .bind(day(61, 12) - chrono::Duration::days(14))
-        .fetch_one(&app.db.pool)
+    let archived: Vec<String> = sqlx::query_scalar("SELECT session_id FROM sessions WHERE archived_at IS NOT NULL")
+        .fetch_all(&app.db.pool)
         .await
         .unwrap();
+    assert_eq!(archived.len() as i64, periods.counts["sessions_archived"].as_i64().unwrap());
+    assert_eq!(archived.len(), weeks.iter().map(|(ids, _)| ids.len()).sum::<usize>());
+    let recent_archived: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM sessions WHERE archived_at IS NOT NULL AND last_event_at > $1")
+            .bind(day(61, 12) - chrono::Duration::days(14))
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
     assert_eq!(recent_archived, 0, "sessions of the last two weeks stay");
     assert!(rerun.counts.get("periods_summarized").is_none(), "{}", rerun.counts);
-    let found = app.search(&key, &json!({"user_id": "eve", "query": "invoice CSV export", "kinds": ["period_summary"]})).await;
+    let found =
+        app.search(&key, &json!({"user_id": "eve", "query": "invoice CSV export", "kinds": ["period_summary"]})).await;
     assert_eq!(found["results"][0]["kind"], "period_summary", "{found}");
 }
 
@@ -252,7 +317,14 @@ mod with_an_llm {
             .await;
     }
 
-    fn fact(category: &str, key: Option<&str>, content: &str, quote: &str, resolution: &str, existing: Option<String>) -> Value {
+    fn fact(
+        category: &str,
+        key: Option<&str>,
+        content: &str,
+        quote: &str,
+        resolution: &str,
+        existing: Option<String>,
+    ) -> Value {
         json!({"category": category, "key": key, "content": content, "importance": 0.8, "source_quote": quote,
                "message": 1, "resolution": resolution, "existing_id": existing})
     }
@@ -264,18 +336,27 @@ mod with_an_llm {
         let server = MockServer::start().await;
         let dir = job_dir(&[("summarize_sessions", "schedule = \"0 0 * * * *\"\n[params]\nchunk_tokens = 80")]);
         let executor = executor_with(&app.db, &dir, Some(llm(&server)));
-        let lines: Vec<String> = (1..=12).map(|n| format!("Step {n} of the rollout plan moves service number {n} to the new cluster.")).collect();
+        let lines: Vec<String> = (1..=12)
+            .map(|n| format!("Step {n} of the rollout plan moves service number {n} to the new cluster."))
+            .collect();
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         say(&app, &key, "hal", "s1", day(1, 9), &lines).await;
-        let summary = r#"{"summary": "The rollout moves services to the new cluster step by step.", "topics": ["rollout"]}"#;
+        let summary =
+            r#"{"summary": "The rollout moves services to the new cluster step by step.", "topics": ["rollout"]}"#;
         crate::helpers::answer_every_completion(&server, summary).await;
 
         let run = run_at(&executor, "summarize_sessions", day(1, 12), false).await;
 
         let requests = server.received_requests().await.unwrap();
         assert!(requests.len() >= 3, "chunks, then one combining call: {}", requests.len());
-        let last = requests.last().unwrap().body_json::<Value>().unwrap()["messages"][1]["content"].as_str().unwrap().to_owned();
-        assert!(last.contains("The rollout moves services") && !last.contains("Step 1 of"), "the last call combines the chunk summaries: {last}");
+        let last = requests.last().unwrap().body_json::<Value>().unwrap()["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            last.contains("The rollout moves services") && !last.contains("Step 1 of"),
+            "the last call combines the chunk summaries: {last}"
+        );
         assert_eq!(run.counts["llm_tokens"].as_i64(), Some(120 * requests.len() as i64));
         let summary: String = sqlx::query_scalar("SELECT summary FROM sessions").fetch_one(&app.db.pool).await.unwrap();
         assert_eq!(summary, "The rollout moves services to the new cluster step by step.");
@@ -290,39 +371,89 @@ mod with_an_llm {
         let executor = executor_with(&app.db, &dir, Some(llm(&server)));
         say(&app, &key, "ana", "s1", day(1, 9), &["Hi, I'm Ana and we use MySQL for billing.", "thanks!"]).await;
         say(&app, &key, "dee", "s1", day(1, 9), &["ok", "好的"]).await;
-        answer(&server, json!([
-            fact("identity", Some("name"), "The user's name is Ana.", "I'm Ana", "new", None),
-            fact("technical", Some("database"), "The team uses MySQL for billing.", "we use MySQL for billing", "new", None),
-            fact("personal", Some("location"), "The user lives in Paris.", "I live in Paris", "new", None),
-        ]))
+        answer(
+            &server,
+            json!([
+                fact("identity", Some("name"), "The user's name is Ana.", "I'm Ana", "new", None),
+                fact(
+                    "technical",
+                    Some("database"),
+                    "The team uses MySQL for billing.",
+                    "we use MySQL for billing",
+                    "new",
+                    None
+                ),
+                fact("personal", Some("location"), "The user lives in Paris.", "I live in Paris", "new", None),
+            ]),
+        )
         .await;
 
         let first = run_at(&executor, "extract_facts", day(1, 12), false).await;
 
-        assert_eq!((first.counts["created"].as_i64(), first.counts["invalid"].as_i64()), (Some(2), Some(1)), "{}", first.counts);
-        assert_eq!((first.counts["llm_calls"].as_i64(), first.counts["llm_calls_saved"].as_i64()), (Some(1), Some(1)), "{}", first.counts);
+        assert_eq!(
+            (first.counts["created"].as_i64(), first.counts["invalid"].as_i64()),
+            (Some(2), Some(1)),
+            "{}",
+            first.counts
+        );
+        assert_eq!(
+            (first.counts["llm_calls"].as_i64(), first.counts["llm_calls_saved"].as_i64()),
+            (Some(1), Some(1)),
+            "{}",
+            first.counts
+        );
         assert_eq!(first.counts["llm_tokens"], 360);
         let requests = server.received_requests().await.unwrap();
         assert_eq!(requests.len(), 1, "small talk costs no LLM call");
         let prompt = requests[0].body_json::<Value>().unwrap()["messages"][1]["content"].as_str().unwrap().to_owned();
-        assert!(prompt.contains("[1] Hi, I'm Ana and we use MySQL for billing.") && !prompt.contains("thanks"), "{prompt}");
+        assert!(
+            prompt.contains("[1] Hi, I'm Ana and we use MySQL for billing.") && !prompt.contains("thanks"),
+            "{prompt}"
+        );
         let (mysql, quote): (uuid::Uuid, String) =
-            sqlx::query_as("SELECT id, source_quote FROM memories WHERE key = 'database'").fetch_one(&app.db.pool).await.unwrap();
+            sqlx::query_as("SELECT id, source_quote FROM memories WHERE key = 'database'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
         assert_eq!(quote, "we use MySQL for billing");
 
         say(&app, &key, "ana", "s2", day(5, 9), &["We moved billing over to PostgreSQL this week."]).await;
-        answer(&server, json!([fact("technical", Some("database"), "The team uses PostgreSQL for billing.",
-                                    "We moved billing over to PostgreSQL", "update", Some(mysql.to_string()))]))
+        answer(
+            &server,
+            json!([fact(
+                "technical",
+                Some("database"),
+                "The team uses PostgreSQL for billing.",
+                "We moved billing over to PostgreSQL",
+                "update",
+                Some(mysql.to_string())
+            )]),
+        )
         .await;
         let second = run_at(&executor, "extract_facts", day(5, 12), false).await;
 
         assert_eq!(second.counts["superseded"], 1, "{}", second.counts);
-        let prompt = server.received_requests().await.unwrap()[0].body_json::<Value>().unwrap()["messages"][1]["content"].as_str().unwrap().to_owned();
+        let prompt =
+            server.received_requests().await.unwrap()[0].body_json::<Value>().unwrap()["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .to_owned();
         assert!(prompt.contains(&mysql.to_string()), "known facts go into the prompt: {prompt}");
         let (status, by): (String, Option<uuid::Uuid>) =
-            sqlx::query_as("SELECT status, superseded_by FROM memories WHERE id = $1").bind(mysql).fetch_one(&app.db.pool).await.unwrap();
-        let current: String = sqlx::query_scalar("SELECT content FROM memories WHERE key = 'database' AND status = 'active'").fetch_one(&app.db.pool).await.unwrap();
-        assert_eq!((status.as_str(), by.is_some(), current.as_str()), ("superseded", true, "The team uses PostgreSQL for billing."));
+            sqlx::query_as("SELECT status, superseded_by FROM memories WHERE id = $1")
+                .bind(mysql)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        let current: String =
+            sqlx::query_scalar("SELECT content FROM memories WHERE key = 'database' AND status = 'active'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(
+            (status.as_str(), by.is_some(), current.as_str()),
+            ("superseded", true, "The team uses PostgreSQL for billing.")
+        );
     }
 }
 
@@ -344,14 +475,19 @@ async fn a_user_correcting_a_served_memory_replaces_it_and_resolves_the_correcti
 
     assert_eq!(run.counts["superseded"], 1, "{}", run.counts);
     let current = app.search(&key, &json!({"user_id": "fay", "query": "which CI do we use", "min_score": 0.0})).await;
-    let contents: Vec<&str> = current["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        current["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap()).collect();
     assert_eq!(contents, ["That's wrong, we use GitHub Actions for CI."]);
-    let (total, open): (i64, i64) = sqlx::query_as("SELECT count(*), count(*) FILTER (WHERE resolved_at IS NULL) FROM feedback")
+    let (total, open): (i64, i64) =
+        sqlx::query_as("SELECT count(*), count(*) FILTER (WHERE resolved_at IS NULL) FROM feedback")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(total, 1, "the correction was detected");
+    let reason: String = sqlx::query_scalar("SELECT reason FROM memory_history WHERE action = 'superseded'")
         .fetch_one(&app.db.pool)
         .await
         .unwrap();
-    assert_eq!(total, 1, "the correction was detected");
-    let reason: String = sqlx::query_scalar("SELECT reason FROM memory_history WHERE action = 'superseded'").fetch_one(&app.db.pool).await.unwrap();
     assert_eq!((open, reason.as_str()), (0, "the user corrected it"));
 }
 
@@ -359,14 +495,23 @@ async fn a_user_correcting_a_served_memory_replaces_it_and_resolves_the_correcti
 async fn lookups_read_the_injected_clock_so_replays_are_consistent() {
     let (db, _) = crate::helpers::fresh_database().await;
     let clock = engram::clock::Clock::fixed(day(10, 9));
-    let app = engram::startup::Application::build_with_clock(crate::helpers::test_settings(), db.clone(), clock.clone()).await.unwrap();
+    let app =
+        engram::startup::Application::build_with_clock(crate::helpers::test_settings(), db.clone(), clock.clone())
+            .await
+            .unwrap();
     let address = format!("http://127.0.0.1:{}", app.port());
     let access = app.access();
     tokio::spawn(app.run_until_stopped());
-    let key = engram::auth::create_key(&db.pool, &engram::domain::TenantId::parse("acme").unwrap(), &[engram::auth::Scope::Read, engram::auth::Scope::Ingest], None, None)
-        .await
-        .unwrap()
-        .secret;
+    let key = engram::auth::create_key(
+        &db.pool,
+        &engram::domain::TenantId::parse("acme").unwrap(),
+        &[engram::auth::Scope::Read, engram::auth::Scope::Ingest],
+        None,
+        None,
+    )
+    .await
+    .unwrap()
+    .secret;
     let client = reqwest::Client::new();
     let event = json!({"user_id": "gil", "role": "user", "content": "We use Redis as a cache."});
     client.post(format!("{address}/v1/events")).bearer_auth(&key).json(&event).send().await.unwrap();
@@ -374,16 +519,23 @@ async fn lookups_read_the_injected_clock_so_replays_are_consistent() {
     run_at(&executor, "extract_facts", day(10, 10), false).await;
 
     clock.set(day(12, 8));
-    let found: Value = client.post(format!("{address}/v1/search")).bearer_auth(&key)
-        .json(&json!({"user_id": "gil", "query": "which cache do we use"})).send().await.unwrap().json().await.unwrap();
+    let found: Value = client
+        .post(format!("{address}/v1/search"))
+        .bearer_auth(&key)
+        .json(&json!({"user_id": "gil", "query": "which cache do we use"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     access.flush(&db.pool).await.unwrap();
 
     assert_eq!(found["hit"], true, "{found}");
-    let (received, accessed): (DateTime<Utc>, DateTime<Utc>) = sqlx::query_as(
-        "SELECT (SELECT created_at FROM events), (SELECT last_accessed_at FROM memory_access)",
-    )
-    .fetch_one(&db.pool)
-    .await
-    .unwrap();
+    let (received, accessed): (DateTime<Utc>, DateTime<Utc>) =
+        sqlx::query_as("SELECT (SELECT created_at FROM events), (SELECT last_accessed_at FROM memory_access)")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
     assert_eq!((received, accessed), (day(10, 9), day(12, 8)));
 }

@@ -69,7 +69,15 @@ async fn an_operator_controls_schedules_and_runs_over_every_tenant() {
     assert_eq!(app.post_as(&operator, "/admin/v1/jobs/evict/resume", &json!({})).await.status(), 200);
     let all = app.post_as(&operator, "/admin/v1/jobs/evict/runs", &json!({"all_tenants": true, "dry_run": true})).await;
     assert_eq!(all.status(), 202, "a run over every tenant queues beside tenant A's");
-    let run: Value = app.get_as(&operator, &format!("/admin/v1/jobs/runs/{}", all.json::<Value>().await.unwrap()["run_id"].as_str().unwrap())).await.json().await.unwrap();
+    let run: Value = app
+        .get_as(
+            &operator,
+            &format!("/admin/v1/jobs/runs/{}", all.json::<Value>().await.unwrap()["run_id"].as_str().unwrap()),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
     assert!(run["tenant_id"].is_null());
     // A tenant's admin does not see runs over every tenant either.
     let hidden = app.get_as(&a, &format!("/admin/v1/jobs/runs/{}", run["id"].as_str().unwrap())).await;
@@ -86,7 +94,14 @@ async fn a_tenant_keeping_a_run_queued_never_blocks_the_schedule() {
     let queued = app.post_as(&b, "/admin/v1/jobs/evict/runs", &json!({})).await;
     assert_eq!(queued.status(), 202);
 
-    let tick = NewRun { job: "evict", scope: &Scope::all(), trigger: Trigger::Schedule, dry_run: false, as_of: None, tick_at: Some(chrono::Utc::now()) };
+    let tick = NewRun {
+        job: "evict",
+        scope: &Scope::all(),
+        trigger: Trigger::Schedule,
+        dry_run: false,
+        as_of: None,
+        tick_at: Some(chrono::Utc::now()),
+    };
     let enqueued = runs::enqueue(&app.db.pool, tick).await.unwrap();
 
     assert!(matches!(enqueued, Enqueued::Queued(_)), "the tick was queued beside tenant B's run: {enqueued:?}");

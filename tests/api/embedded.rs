@@ -23,7 +23,8 @@ async fn the_embedded_database_keeps_its_data_across_a_restart() {
     let attached = EmbeddedPostgres::start(home.path(), Some(&pg_bin()), "128MB").await.unwrap();
     assert_eq!(attached.port(), server.port());
     attached.stop().await;
-    let still_up = server.connect_options("engram").connect().await.expect("an attached process leaves the server running");
+    let still_up =
+        server.connect_options("engram").connect().await.expect("an attached process leaves the server running");
     still_up.close().await.unwrap();
 
     let old_port = server.port();

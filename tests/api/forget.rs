@@ -89,7 +89,8 @@ async fn delete_during(app: &TestApp, admin: &str, job: &str, user: &str, delay:
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     tokio::time::sleep(delay).await;
-    let deleted = app.client.delete(format!("{}/admin/v1/users/{user}", app.address)).bearer_auth(admin).send().await.unwrap();
+    let deleted =
+        app.client.delete(format!("{}/admin/v1/users/{user}", app.address)).bearer_auth(admin).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{job}: {}", String::from_utf8_lossy(&out.stderr));
@@ -145,7 +146,8 @@ async fn access_statistics_of_a_forgotten_user_are_not_written_back() {
     }
     assert!(app.access.pending() > 0, "the lookups were counted in memory");
 
-    let deleted = app.client.delete(format!("{}/admin/v1/users/kim", app.address)).bearer_auth(&admin).send().await.unwrap();
+    let deleted =
+        app.client.delete(format!("{}/admin/v1/users/kim", app.address)).bearer_auth(&admin).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     // Another replica's buffer still holds counts of the forgotten memory.
     let (tenant, user) = (TenantId::parse("acme").unwrap(), UserId::parse("kim").unwrap());
@@ -163,10 +165,14 @@ async fn the_audit_log_answers_whether_a_user_was_deleted_without_keeping_the_id
     let other = app.key("globex", "admin").await;
     tell(&app, &admin, "dora", 1).await;
 
-    let deleted = app.client.delete(format!("{}/admin/v1/users/dora", app.address)).bearer_auth(&admin).send().await.unwrap();
+    let deleted =
+        app.client.delete(format!("{}/admin/v1/users/dora", app.address)).bearer_auth(&admin).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
 
-    let audit: Vec<String> = sqlx::query_scalar("SELECT concat_ws(' ', actor, target, details::text) FROM audit_log").fetch_all(&app.db.pool).await.unwrap();
+    let audit: Vec<String> = sqlx::query_scalar("SELECT concat_ws(' ', actor, target, details::text) FROM audit_log")
+        .fetch_all(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(audit.len(), 1);
     assert!(!audit[0].contains("dora"), "{}", audit[0]);
     let found: Value = app.get_as(&admin, "/admin/v1/users/dora/deletions").await.json().await.unwrap();

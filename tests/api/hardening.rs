@@ -29,7 +29,12 @@ async fn a_broken_body_is_never_judged_before_the_key() {
         let other_scope = if *scope == "ingest" { "read" } else { "ingest" };
         let unscoped = app.key("acme", other_scope).await;
         for round in 0..10 {
-            let post = || app.client.post(format!("{}{path}", app.address)).header("content-type", "application/json").body("{\"broken\": ");
+            let post = || {
+                app.client
+                    .post(format!("{}{path}", app.address))
+                    .header("content-type", "application/json")
+                    .body("{\"broken\": ")
+            };
             let none = post().send().await.unwrap().status();
             let bad = post().bearer_auth("egm_not_a_key").send().await.unwrap().status();
             let gone = post().bearer_auth(&revoked).send().await.unwrap().status();
@@ -62,8 +67,15 @@ async fn a_body_not_declared_as_json_is_a_415() {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
     let event = json!({"user_id": "u", "role": "user", "content": "hello there"}).to_string();
-    for (path, body) in [("/v1/events", event.clone()), ("/v1/search", json!({"user_id": "u", "query": "hi"}).to_string())] {
-        for content_type in [Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("multipart/form-data; boundary=x"), None] {
+    for (path, body) in
+        [("/v1/events", event.clone()), ("/v1/search", json!({"user_id": "u", "query": "hi"}).to_string())]
+    {
+        for content_type in [
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+            Some("multipart/form-data; boundary=x"),
+            None,
+        ] {
             let mut request = app.client.post(format!("{}{path}", app.address)).bearer_auth(&key).body(body.clone());
             if let Some(content_type) = content_type {
                 request = request.header("content-type", content_type);
@@ -72,8 +84,15 @@ async fn a_body_not_declared_as_json_is_a_415() {
             assert_eq!(response.status(), 415, "{path} as {content_type:?}");
             assert_eq!(error_of(response).await["code"], "unsupported_media_type");
         }
-        let declared = app.client.post(format!("{}{path}", app.address)).bearer_auth(&key)
-            .header("content-type", "application/json; charset=utf-8").body(body).send().await.unwrap();
+        let declared = app
+            .client
+            .post(format!("{}{path}", app.address))
+            .bearer_auth(&key)
+            .header("content-type", "application/json; charset=utf-8")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
         assert!(declared.status().is_success(), "{path}: {}", declared.status());
     }
     assert_eq!(app.event_count().await, 1, "nothing of the refused requests was stored");
@@ -84,7 +103,8 @@ async fn times_outside_the_window_and_another_users_client_id_are_refused() {
     let app = spawn_app().await;
     let key = app.key("acme", "ingest").await;
     for time in ["9999-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "1969-12-31T23:59:59Z"] {
-        let response = app.post_events(&key, &json!({"user_id": "u", "role": "user", "content": "hi", "created_at": time})).await;
+        let response =
+            app.post_events(&key, &json!({"user_id": "u", "role": "user", "content": "hi", "created_at": time})).await;
         assert_eq!(response.status(), 400, "{time}");
         assert_eq!(error_of(response).await["field"], "created_at");
     }
@@ -110,21 +130,43 @@ async fn a_late_event_reopens_its_summarised_session() {
         let at: chrono::DateTime<chrono::Utc> = at.parse().unwrap();
         let executor = executor.clone();
         async move {
-            let id = control::trigger(&executor.pool, &executor.jobs, "summarize_sessions", &Scope::all(), Trigger::Cli, false, Some(at)).await.unwrap();
+            let id = control::trigger(
+                &executor.pool,
+                &executor.jobs,
+                "summarize_sessions",
+                &Scope::all(),
+                Trigger::Cli,
+                false,
+                Some(at),
+            )
+            .await
+            .unwrap();
             executor.run_now("summarize_sessions", id, Duration::from_secs(10)).await.unwrap()
         }
     };
     let said = |content: &str, at: &str| json!({"user_id": "ann", "session_id": "trip", "role": "user", "content": content, "created_at": at});
-    app.post_events(&key, &json!({"events": [said("We are planning a trip to Lisbon in May.", "2026-05-01T10:00:00Z"),
-                                             said("The hotel is booked near the river.", "2026-05-01T10:05:00Z")]})).await;
+    app.post_events(
+        &key,
+        &json!({"events": [said("We are planning a trip to Lisbon in May.", "2026-05-01T10:00:00Z"),
+                                             said("The hotel is booked near the river.", "2026-05-01T10:05:00Z")]}),
+    )
+    .await;
     assert_eq!(summarize("2026-05-01T12:00:00Z").await.counts["summarized"], 1);
 
-    let late: Value = app.post_events(&key, &said("We also rented a car for the coast.", "2026-05-01T10:10:00Z")).await.json().await.unwrap();
+    let late: Value = app
+        .post_events(&key, &said("We also rented a car for the coast.", "2026-05-01T10:10:00Z"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let rerun = summarize("2026-05-01T13:00:00Z").await;
 
     assert_eq!(rerun.counts["summarized"], 1, "the session was pending again");
     let (ids, history): (Vec<uuid::Uuid>, Value) =
-        sqlx::query_as("SELECT summary_event_ids, summary_history FROM sessions WHERE session_id = 'trip'").fetch_one(&app.db.pool).await.unwrap();
+        sqlx::query_as("SELECT summary_event_ids, summary_history FROM sessions WHERE session_id = 'trip'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
     assert_eq!(ids.len(), 3);
     assert!(ids.contains(&late["ids"][0].as_str().unwrap().parse().unwrap()), "the summary covers the late event");
     assert_eq!(history.as_array().unwrap().len(), 1, "the earlier summary is kept: {history}");

@@ -58,7 +58,10 @@ async fn http_metrics_are_labelled_by_route_pattern_never_by_raw_path() {
 
     let metrics = app.get("/metrics").await.text().await.unwrap();
 
-    assert!(metrics.contains(r#"engram_http_requests_total{method="POST",route="/v1/events",status="202"} 1"#), "{metrics}");
+    assert!(
+        metrics.contains(r#"engram_http_requests_total{method="POST",route="/v1/events",status="202"} 1"#),
+        "{metrics}"
+    );
     assert!(metrics.contains(r#"route="unmatched",status="404"} 1"#), "{metrics}");
     assert!(metrics.contains("engram_http_request_duration_seconds_bucket"));
     assert!(!metrics.contains("secret-user-42"), "no user or raw path in labels");

@@ -31,11 +31,7 @@ pub async fn fresh_database() -> (Database, String) {
     let mut admin = admin_options().connect().await.expect("the test PostgreSQL is reachable");
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
     admin.close().await.unwrap();
-    let pool = PgPoolOptions::new()
-        .max_connections(8)
-        .connect_with(admin_options().database(&name))
-        .await
-        .unwrap();
+    let pool = PgPoolOptions::new().max_connections(8).connect_with(admin_options().database(&name)).await.unwrap();
     let db = Database::from_pool(pool);
     db.migrate().await.expect("migrations apply to a fresh database");
     let mut url = url::Url::parse(&std::env::var("ENGRAM_TEST_DATABASE_URL").unwrap()).unwrap();
@@ -60,8 +56,12 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(settings: Settings) -> TestApp {
     let (db, database_url) = fresh_database().await;
     let embedder = std::sync::Arc::new(
-        engram::models::Embedder::from_settings(&Default::default(), std::path::Path::new(".engram"), Default::default())
-            .expect("the local model is installed"),
+        engram::models::Embedder::from_settings(
+            &Default::default(),
+            std::path::Path::new(".engram"),
+            Default::default(),
+        )
+        .expect("the local model is installed"),
     );
     let app = Application::build(settings, db.clone()).await.expect("the application builds");
     let address = format!("http://127.0.0.1:{}", app.port());

@@ -199,7 +199,7 @@ async fn every_invalid_field_is_rejected_by_name_and_nothing_is_stored() {
         let error = error_of(response).await;
         assert_eq!(error["code"], "invalid_request");
         let named = error["field"].as_str().unwrap();
-        assert!(named == field || named.starts_with(&format!("{field}")), "expected {field}, got {error} for {body}");
+        assert!(named == field || named.starts_with(&field.to_string()), "expected {field}, got {error} for {body}");
     }
     let response = app.post_raw(&key, "{\"user_id\": ").await;
     assert_eq!(response.status(), 400);
@@ -245,8 +245,13 @@ async fn the_cli_import_validates_the_whole_file_before_storing_and_is_idempoten
     let bad = dir.path().join("bad.jsonl");
     let good = dir.path().join("good.jsonl");
     let first = r#"{"id": "l1", "user_id": "ivy", "role": "user", "content": "I live in Lisbon"}"#;
-    std::fs::write(&bad, format!("{first}\n{}\n", r#"{"id": "l2", "user_id": "ivy", "role": "user", "content": ""}"#)).unwrap();
-    std::fs::write(&good, format!("{first}\n\n{}\n", r#"{"id": "l3", "user_id": "ivy", "role": "user", "content": "I work at Acme"}"#)).unwrap();
+    std::fs::write(&bad, format!("{first}\n{}\n", r#"{"id": "l2", "user_id": "ivy", "role": "user", "content": ""}"#))
+        .unwrap();
+    std::fs::write(
+        &good,
+        format!("{first}\n\n{}\n", r#"{"id": "l3", "user_id": "ivy", "role": "user", "content": "I work at Acme"}"#),
+    )
+    .unwrap();
 
     let rejected = engram(&app, &["ingest", bad.to_str().unwrap(), "--tenant", "acme"]);
     assert!(!rejected.status.success());

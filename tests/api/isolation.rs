@@ -33,10 +33,13 @@ async fn row_level_security_confines_a_tenant_transaction_even_without_a_tenant_
 
     // No WHERE tenant_id here: only row-level security stands between the tenants.
     let mut tx = app.db.tenant_tx(&a).await.unwrap();
-    let events: Vec<String> = sqlx::query_scalar("SELECT DISTINCT tenant_id FROM events").fetch_all(&mut *tx).await.unwrap();
+    let events: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT tenant_id FROM events").fetch_all(&mut *tx).await.unwrap();
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM events").fetch_one(&mut *tx).await.unwrap();
-    let sessions: Vec<String> = sqlx::query_scalar("SELECT DISTINCT tenant_id FROM sessions").fetch_all(&mut *tx).await.unwrap();
-    let keys: Vec<String> = sqlx::query_scalar("SELECT DISTINCT tenant_id FROM api_keys").fetch_all(&mut *tx).await.unwrap();
+    let sessions: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT tenant_id FROM sessions").fetch_all(&mut *tx).await.unwrap();
+    let keys: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT tenant_id FROM api_keys").fetch_all(&mut *tx).await.unwrap();
     assert_eq!(events, vec!["tenant-a"]);
     assert_eq!(count, 3);
     assert_eq!(sessions, vec!["tenant-a"]);

@@ -45,8 +45,12 @@ pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<eng
         metrics: Default::default(),
         models: engram::jobs::Models {
             embedder: Arc::new(
-                engram::models::Embedder::from_settings(&Default::default(), std::path::Path::new(".engram"), Default::default())
-                    .expect("the local model is installed"),
+                engram::models::Embedder::from_settings(
+                    &Default::default(),
+                    std::path::Path::new(".engram"),
+                    Default::default(),
+                )
+                .expect("the local model is installed"),
             ),
             llm,
             prompts: "jobs/prompts".into(),
@@ -66,7 +70,11 @@ pub async fn run(executor: &Executor, job: &str, scope: Scope, dry_run: bool) ->
 /// A memory `days_old` days old that nobody has looked at since.
 pub async fn old_memory(db: &Database, tenant: &str, user: &str, category: &str, days_old: i64, pinned: bool) -> Uuid {
     let id = Uuid::now_v7();
-    sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING").bind(tenant).execute(&db.pool).await.unwrap();
+    sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING")
+        .bind(tenant)
+        .execute(&db.pool)
+        .await
+        .unwrap();
     sqlx::query(
         "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, importance, pinned, created_at, updated_at, valid_from)
          VALUES ($1, $2, $3, 'fact', $4, 'memory ' || $2::text, 0.5, $5, now() - make_interval(days => $6), now() - make_interval(days => $6), now() - make_interval(days => $6))",
@@ -119,7 +127,11 @@ async fn evict_removes_stale_memories_but_keeps_pinned_identity_and_recent_ones(
         assert_eq!(status_of(&db, kept).await, "active");
     }
     let history: Vec<(String, Option<Uuid>, String)> =
-        sqlx::query_as("SELECT action, job_run_id, reason FROM memory_history WHERE memory_id = $1").bind(stale).fetch_all(&db.pool).await.unwrap();
+        sqlx::query_as("SELECT action, job_run_id, reason FROM memory_history WHERE memory_id = $1")
+            .bind(stale)
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
     assert_eq!(history.len(), 1);
     assert_eq!((history[0].0.as_str(), history[0].1), ("evicted", Some(done.id)));
     assert!(history[0].2.contains("below min_score"), "{}", history[0].2);
@@ -128,7 +140,9 @@ async fn evict_removes_stale_memories_but_keeps_pinned_identity_and_recent_ones(
 #[tokio::test]
 async fn evict_keeps_the_best_memories_up_to_the_cap_and_within_the_removal_fraction() {
     let (db, _) = fresh_database().await;
-    let capped = EVICT.replace("max_removed_fraction = 1.0", "max_removed_fraction = 0.3").replace("max_per_user = 100", "max_per_user = 4");
+    let capped = EVICT
+        .replace("max_removed_fraction = 1.0", "max_removed_fraction = 0.3")
+        .replace("max_per_user = 100", "max_per_user = 4");
     let dir = job_dir(&[("evict", &capped)]);
     for age in 10..20 {
         old_memory(&db, "acme", "bo", "technical", age, false).await;
@@ -206,11 +220,12 @@ async fn a_failing_unit_is_recorded_and_backed_off_while_the_run_goes_on() {
     assert_eq!(first.status, "succeeded");
     assert_eq!((first.counts["users"].as_i64(), first.counts["failed"].as_i64()), (Some(1), Some(1)));
     assert_eq!(status_of(&db, fine).await, "evicted");
-    let (failures, waits): (i32, bool) =
-        sqlx::query_as("SELECT failures, retry_after > now() FROM job_checkpoints WHERE user_id = 'broken' AND job = 'evict'")
-            .fetch_one(&db.pool)
-            .await
-            .unwrap();
+    let (failures, waits): (i32, bool) = sqlx::query_as(
+        "SELECT failures, retry_after > now() FROM job_checkpoints WHERE user_id = 'broken' AND job = 'evict'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .unwrap();
     assert_eq!((failures, waits), (1, true));
     let second = run(&executor, "evict", Scope::all(), false).await;
     assert_eq!(second.counts["deferred"], 1, "the failing user waits out its backoff: {}", second.counts);
@@ -233,7 +248,8 @@ async fn a_user_budget_stops_the_run_cleanly_and_the_next_run_starts_with_the_ot
 
     assert_eq!((first.status.as_str(), first.stop_reason.as_deref()), ("succeeded", Some("max_users")));
     assert_eq!(first.counts["users"], 2);
-    let evicted: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE status = 'evicted'").fetch_one(&db.pool).await.unwrap();
+    let evicted: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM memories WHERE status = 'evicted'").fetch_one(&db.pool).await.unwrap();
     assert_eq!((second.counts["evicted"].as_i64(), third.counts["evicted"].as_i64()), (Some(2), Some(1)));
     assert_eq!(evicted, 5, "three budget-limited runs reached every user");
 }
@@ -271,14 +287,25 @@ async fn concurrent_units_work_on_each_user_once_and_keep_the_user_budget() {
 #[tokio::test]
 async fn purge_deletes_what_is_past_retention_and_keeps_the_rest() {
     let (db, _) = fresh_database().await;
-    let dir = job_dir(&[("evict", EVICT), ("purge", "schedule = \"0 0 4 * * *\"\n[params]\nremoved_retention_days = 30\njob_runs_retention_days = 10")]);
+    let dir = job_dir(&[
+        ("evict", EVICT),
+        ("purge", "schedule = \"0 0 4 * * *\"\n[params]\nremoved_retention_days = 30\njob_runs_retention_days = 10"),
+    ]);
     let gone = old_memory(&db, "acme", "ann", "project", 400, false).await;
     let young = old_memory(&db, "acme", "ann", "project", 400, false).await;
     let active = old_memory(&db, "acme", "ann", "project", 400, false).await;
     sqlx::query("UPDATE memories SET status = 'evicted', updated_at = now() - make_interval(days => $2) WHERE id = $1")
-        .bind(gone).bind(40).execute(&db.pool).await.unwrap();
+        .bind(gone)
+        .bind(40)
+        .execute(&db.pool)
+        .await
+        .unwrap();
     sqlx::query("UPDATE memories SET status = 'evicted', updated_at = now() - make_interval(days => $2) WHERE id = $1")
-        .bind(young).bind(5).execute(&db.pool).await.unwrap();
+        .bind(young)
+        .bind(5)
+        .execute(&db.pool)
+        .await
+        .unwrap();
     sqlx::query("INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, after) VALUES ('acme', $1, $2, 'ann', 'evicted', '{\"content\": \"secret\"}')")
         .bind(Uuid::now_v7()).bind(gone).execute(&db.pool).await.unwrap();
     sqlx::query("INSERT INTO job_runs (id, job, trigger, status, finished_at) VALUES ($1, 'evict', 'cli', 'succeeded', now() - interval '20 days')")
@@ -301,12 +328,20 @@ async fn bad_job_files_name_the_file_and_the_key() {
         ("nightly", "schedule = \"0 0 3 * * *\"", "unknown job `nightly`"),
         ("evict", "schedule = \"0 3 * * *\"", "schedule: `0 3 * * *` is not a 6-field cron"),
         ("evict", "schedule = \"0 0 3 * * *\"\n[params]\nmin_scor = 0.1", "unknown field `min_scor`"),
-        ("evict", "schedule = \"0 0 3 * * *\"\n[params]\nmin_score = \"low\"", "params.min_score: invalid type: string"),
+        (
+            "evict",
+            "schedule = \"0 0 3 * * *\"\n[params]\nmin_score = \"low\"",
+            "params.min_score: invalid type: string",
+        ),
         ("evict", "schedule = \"0 0 3 * * *\"\ntimeout = \"soon\"", "timeout: `soon`"),
         ("evict", "schedule = \"0 0 3 * * *\"\nenabeld = false", "unknown field `enabeld`"),
         ("purge", "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = 2.0", "budget.max_removed_fraction"),
         ("dedup", "schedule = \"0 0 3 * * *\"\nconcurrency = 0", "concurrency: must be between 1 and 8"),
-        ("index_large_users", "schedule = \"0 0 3 * * *\"\nconcurrency = 2", "concurrency: index_large_users works on one user at a time"),
+        (
+            "index_large_users",
+            "schedule = \"0 0 3 * * *\"\nconcurrency = 2",
+            "concurrency: index_large_users works on one user at a time",
+        ),
     ];
     for (name, text, expected) in cases {
         let dir = job_dir(&[(name, text)]);
@@ -345,11 +380,15 @@ async fn an_evicted_memory_can_be_restored_once_and_stays_through_the_next_evict
     assert_eq!(restored.status(), 200);
     let body: Value = restored.json().await.unwrap();
     assert_eq!(body["memory"]["status"], "active");
-    let actions: Vec<&str> = body["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> =
+        body["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["evicted", "restored"]);
     let again = app.post_as(&admin, &path, &json!({})).await;
     assert_eq!(again.status(), 409);
-    assert_eq!(app.post_as(&admin, &format!("/admin/v1/users/bo/memories/{stale}/restore"), &json!({})).await.status(), 404);
+    assert_eq!(
+        app.post_as(&admin, &format!("/admin/v1/users/bo/memories/{stale}/restore"), &json!({})).await.status(),
+        404
+    );
     let bad = app.post_as(&admin, "/admin/v1/users/ann/memories/nope/restore", &json!({})).await;
     assert_eq!(error_of(bad).await["field"], "memory_id");
 

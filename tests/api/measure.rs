@@ -62,7 +62,10 @@ async fn eval_scores_every_scenario_category_and_reads_locomo() {
     assert_eq!(locomo["locomo"]["overall"]["questions"], 2, "category 5 is left out: {locomo}");
     assert_eq!(locomo["raw_events"], 8, "each speaker holds the whole conversation");
     assert!(locomo["locomo"]["categories"]["1"]["evidence_recall_at_10"].is_number());
-    assert_eq!(locomo["locomo"]["raw_turns_baseline"]["overall"]["evidence_recall_at_5"], 1.0, "four turns: every evidence is in the top 5");
+    assert_eq!(
+        locomo["locomo"]["raw_turns_baseline"]["overall"]["evidence_recall_at_5"], 1.0,
+        "four turns: every evidence is in the top 5"
+    );
     assert!(locomo["storage_ratio"].as_f64().unwrap() > 0.0);
 }
 
@@ -72,8 +75,17 @@ async fn bench_quick_reports_every_scenario() {
 
     let report = engram(&["bench", "--quick", "--clients", "4"], &dir.path().join("bench.json"));
 
-    let metrics: Vec<String> = report["figures"].as_array().unwrap().iter().map(|f| format!("{}/{}", f["scenario"], f["metric"])).collect();
-    for expected in ["\"embedder\"/\"single_p50\"", "\"search\"/\"vector_p99\"", "\"search\"/\"large_user_recall_at_10\"", "\"jobs\"/\"evict_seconds\"", "\"jobs\"/\"dedup_recall\"", "\"ingest\"/\"throughput\"", "\"summarize\"/\"throughput\""] {
+    let metrics: Vec<String> =
+        report["figures"].as_array().unwrap().iter().map(|f| format!("{}/{}", f["scenario"], f["metric"])).collect();
+    for expected in [
+        "\"embedder\"/\"single_p50\"",
+        "\"search\"/\"vector_p99\"",
+        "\"search\"/\"large_user_recall_at_10\"",
+        "\"jobs\"/\"evict_seconds\"",
+        "\"jobs\"/\"dedup_recall\"",
+        "\"ingest\"/\"throughput\"",
+        "\"summarize\"/\"throughput\"",
+    ] {
         assert!(metrics.iter().any(|m| m == expected), "{expected} missing from {metrics:?}");
     }
 }

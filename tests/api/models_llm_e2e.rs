@@ -51,6 +51,9 @@ async fn a_real_server_returns_parsed_structured_output_and_counts_tokens() {
     assert!(answer.topics.len() <= 20, "{answer:?}");
     assert!(budget.used() > 0, "tokens are counted");
     let text = metrics.render();
-    assert!(text.contains(r#"engram_llm_requests_total{model="smollm2",purpose="summarize_session",status="ok"} 1"#), "{text}");
+    assert!(
+        text.contains(r#"engram_llm_requests_total{model="smollm2",purpose="summarize_session",status="ok"} 1"#),
+        "{text}"
+    );
     assert!(text.contains(r#"engram_llm_tokens_total{kind="completion",model="smollm2",purpose="summarize_session"}"#));
 }

@@ -52,7 +52,8 @@ async fn embeddings_are_deterministic_normalised_and_384_dimensional() {
 async fn a_batch_gives_the_same_vectors_as_single_calls() {
     let settings = EmbeddingSettings { cache_entries: 0, ..Default::default() };
     let embedder = Embedder::from_settings(&settings, std::path::Path::new(".engram"), Metrics::new()).unwrap();
-    let items = texts(&["short", "a somewhat longer sentence about Kubernetes clusters", "我叫李明，我在北京工作", "ok"]);
+    let items =
+        texts(&["short", "a somewhat longer sentence about Kubernetes clusters", "我叫李明，我在北京工作", "ok"]);
 
     let batch = embedder.embed(&items).await.unwrap();
 

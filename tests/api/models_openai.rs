@@ -25,10 +25,8 @@ fn remote(server: &MockServer, dims: u32, timeout_secs: u64) -> (Embedder, Metri
 }
 
 fn embeddings_body(vectors: &[(u32, Vec<f32>)]) -> Value {
-    let data: Vec<Value> = vectors
-        .iter()
-        .map(|(index, v)| json!({"object": "embedding", "index": index, "embedding": v}))
-        .collect();
+    let data: Vec<Value> =
+        vectors.iter().map(|(index, v)| json!({"object": "embedding", "index": index, "embedding": v})).collect();
     json!({"object": "list", "data": data, "model": "test-embed", "usage": {"prompt_tokens": 4, "total_tokens": 4}})
 }
 
@@ -46,7 +44,10 @@ async fn embeddings_are_requested_in_the_openai_shape_and_returned_in_input_orde
     Mock::given(method("POST"))
         .and(path("/embeddings"))
         .and(header("authorization", "Bearer sk-test-key"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(embeddings_body(&[(1, vec![0.0, 2.0, 0.0]), (0, vec![3.0, 0.0, 4.0])])))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(embeddings_body(&[(1, vec![0.0, 2.0, 0.0]), (0, vec![3.0, 0.0, 4.0])])),
+        )
         .expect(1)
         .mount(&server)
         .await;
@@ -69,7 +70,9 @@ async fn embeddings_are_requested_in_the_openai_shape_and_returned_in_input_orde
 async fn a_rate_limit_is_waited_out_and_the_call_succeeds() {
     let server = MockServer::start().await;
     Mock::given(path("/embeddings"))
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "1").set_body_json(api_error("slow down")))
+        .respond_with(
+            ResponseTemplate::new(429).insert_header("retry-after", "1").set_body_json(api_error("slow down")),
+        )
         .up_to_n_times(1)
         .with_priority(1)
         .mount(&server)
@@ -244,8 +247,13 @@ async fn structured_output_is_requested_with_a_json_schema_and_parsed_tolerantly
     assert!(request["messages"][1]["content"].as_str().unwrap().contains("we picked PostgreSQL"));
     assert_eq!(budget.used(), 150);
     let text = metrics.render();
-    assert!(text.contains(r#"engram_llm_tokens_total{kind="prompt",model="test-chat",purpose="summarize_session"} 120"#), "{text}");
-    assert!(text.contains(r#"engram_llm_tokens_total{kind="completion",model="test-chat",purpose="summarize_session"} 30"#));
+    assert!(
+        text.contains(r#"engram_llm_tokens_total{kind="prompt",model="test-chat",purpose="summarize_session"} 120"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"engram_llm_tokens_total{kind="completion",model="test-chat",purpose="summarize_session"} 30"#)
+    );
     assert!(text.contains(r#"engram_llm_requests_total{model="test-chat",purpose="summarize_session",status="ok"} 1"#));
 }
 
@@ -253,13 +261,17 @@ async fn structured_output_is_requested_with_a_json_schema_and_parsed_tolerantly
 async fn a_server_without_json_schema_support_is_asked_through_the_prompt() {
     let server = MockServer::start().await;
     Mock::given(path("/chat/completions"))
-        .respond_with(ResponseTemplate::new(400).set_body_json(api_error("response_format json_schema is not supported")))
+        .respond_with(
+            ResponseTemplate::new(400).set_body_json(api_error("response_format json_schema is not supported")),
+        )
         .up_to_n_times(1)
         .with_priority(1)
         .mount(&server)
         .await;
     Mock::given(path("/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_body("Here you go: {\"summary\": \"s\", \"topics\": []}")))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(chat_body("Here you go: {\"summary\": \"s\", \"topics\": []}")),
+        )
         .mount(&server)
         .await;
     let (llm, _) = llm(&server);
@@ -293,7 +305,13 @@ async fn an_answer_that_does_not_fit_the_schema_is_malformed_and_a_spent_budget_
     assert!(matches!(spent, ModelError::BudgetExceeded(100)), "{spent:?}");
     assert_eq!(server.received_requests().await.unwrap().len(), 1, "no call once the budget is spent");
     let text = metrics.render();
-    assert!(text.contains(r#"engram_llm_tokens_total{kind="prompt",model="test-chat",purpose="summarize_session"} 120"#));
-    assert!(text.contains(r#"engram_llm_requests_total{model="test-chat",purpose="summarize_session",status="malformed"} 1"#));
+    assert!(
+        text.contains(r#"engram_llm_tokens_total{kind="prompt",model="test-chat",purpose="summarize_session"} 120"#)
+    );
+    assert!(
+        text.contains(
+            r#"engram_llm_requests_total{model="test-chat",purpose="summarize_session",status="malformed"} 1"#
+        )
+    );
     assert!(!text.contains("budget_exceeded"), "a call the budget stopped is no request");
 }

@@ -75,10 +75,13 @@ impl Prometheus {
     /// Waits until Prometheus has scraped `samples` more times since `since` scrapes.
     async fn wait_for_scrapes(&self, samples: usize) {
         for _ in 0..200 {
-            if let Ok(result) = self.query("count_over_time(up{job=\"engram\"}[5m])").await {
-                if result.first().and_then(|r| r["value"][1].as_str()?.parse::<usize>().ok()).is_some_and(|n| n >= samples) {
-                    return;
-                }
+            if let Ok(result) = self.query("count_over_time(up{job=\"engram\"}[5m])").await
+                && result
+                    .first()
+                    .and_then(|r| r["value"][1].as_str()?.parse::<usize>().ok())
+                    .is_some_and(|n| n >= samples)
+            {
+                return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -92,7 +95,9 @@ fn dashboard_expressions() -> Vec<(String, String)> {
     let mut found = Vec::new();
     for panel in dashboard["panels"].as_array().unwrap() {
         for target in panel["targets"].as_array().into_iter().flatten() {
-            let expr = target["expr"].as_str().unwrap()
+            let expr = target["expr"]
+                .as_str()
+                .unwrap()
                 .replace("$instance", ".*")
                 .replace("$job", ".*")
                 .replace("$__rate_interval", "1m");
@@ -146,7 +151,8 @@ fn measure(expr: &str) -> &str {
 
 async fn workload(app: &TestApp) {
     let key = app.key("acme", "read,ingest,admin").await;
-    let served = app.remember("acme", "ann", "technical", "Our team uses the PostgreSQL database for every service").await;
+    let served =
+        app.remember("acme", "ann", "technical", "Our team uses the PostgreSQL database for every service").await;
     app.remember("acme", "ann", "preference", "Ann prefers tea over coffee").await;
     for query in ["which database do we use", "what does Ann like to drink", "postgres version"] {
         let found = app.search(&key, &json!({"user_id": "ann", "query": query})).await;
@@ -156,7 +162,8 @@ async fn workload(app: &TestApp) {
     assert_eq!(missed["hit"], false);
     let invalid = app.post_as(&key, "/v1/search", &json!({"user_id": "ann", "query": ""})).await;
     assert_eq!(invalid.status(), 400, "a client mistake, for the HTTP errors panel");
-    let feedback = app.post_as(&key, "/v1/feedback", &json!({"user_id": "ann", "memory_id": served, "kind": "wrong"})).await;
+    let feedback =
+        app.post_as(&key, "/v1/feedback", &json!({"user_id": "ann", "memory_id": served, "kind": "wrong"})).await;
     assert_eq!(feedback.status(), 201);
     let run = app.post_as(&key, "/admin/v1/jobs/evict/runs", &json!({"dry_run": false})).await;
     let run_id = run.json::<Value>().await.unwrap()["run_id"].as_str().unwrap().to_owned();
@@ -172,7 +179,10 @@ async fn workload(app: &TestApp) {
 
 #[tokio::test]
 async fn dashboards_and_alerts_evaluate_against_a_real_prometheus_scraping_a_workload() {
-    let check = std::process::Command::new("promtool").args(["check", "rules", ALERTS]).output().expect("promtool is installed");
+    let check = std::process::Command::new("promtool")
+        .args(["check", "rules", ALERTS])
+        .output()
+        .expect("promtool is installed");
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
 
     let mut settings = test_settings();
@@ -180,7 +190,8 @@ async fn dashboards_and_alerts_evaluate_against_a_real_prometheus_scraping_a_wor
     settings.jobs.poll_ms = 50;
     settings.jobs.gauge_refresh_secs = 1;
     settings.llm.provider = engram::configuration::LlmProvider::Openai;
-    settings.llm.base_url = Some(std::env::var("ENGRAM_TEST_LLM_URL").expect("ENGRAM_TEST_LLM_URL is set by scripts/test"));
+    settings.llm.base_url =
+        Some(std::env::var("ENGRAM_TEST_LLM_URL").expect("ENGRAM_TEST_LLM_URL is set by scripts/test"));
     settings.llm.model = Some("smollm2".into());
     settings.llm.api_key = Some("unused".into());
     let app = spawn_app_with(settings).await;
@@ -216,7 +227,10 @@ fn every_metric_the_dashboards_use_is_one_engram_exports() {
     for file in [DASHBOARD, ALERTS, "dashboards/README.md"] {
         for found in name.find_iter(&std::fs::read_to_string(file).unwrap()) {
             let metric = found.as_str();
-            let base = ["_bucket", "_sum", "_count"].iter().find_map(|s| metric.strip_suffix(s)).filter(|b| exported.contains(*b));
+            let base = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|s| metric.strip_suffix(s))
+                .filter(|b| exported.contains(*b));
             used.insert(base.unwrap_or(metric).to_owned());
         }
     }
@@ -264,7 +278,9 @@ async fn the_shipped_scrape_config_keeps_one_series_per_engram_job() {
     let prometheus = Prometheus::start_with(&config);
     for _ in 0..300 {
         let up = prometheus.query("up == 1").await.unwrap_or_default();
-        if labels(&up, "job").len() == 2 && !prometheus.query("engram_job_interval_seconds").await.unwrap_or_default().is_empty() {
+        if labels(&up, "job").len() == 2
+            && !prometheus.query("engram_job_interval_seconds").await.unwrap_or_default().is_empty()
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -278,17 +294,28 @@ async fn the_shipped_scrape_config_keeps_one_series_per_engram_job() {
         assert_eq!(named, jobs, "{metric}: one series per job file, named by job_name");
         assert_eq!(series.len(), jobs.len(), "{metric}: {series:?}");
         assert!(labels(&series, "exported_job").is_empty(), "no label was renamed by the scrape");
-        assert_eq!(labels(&series, "job").into_iter().collect::<BTreeSet<_>>(), BTreeSet::from(["engram-worker".to_owned()]));
+        assert_eq!(
+            labels(&series, "job").into_iter().collect::<BTreeSet<_>>(),
+            BTreeSet::from(["engram-worker".to_owned()])
+        );
     }
     for panel in ["Time since last success", "Schedule interval"] {
         let (_, expr) = dashboard_expressions().into_iter().find(|(title, _)| title == panel).unwrap();
         let lines = prometheus.query(&expr).await.unwrap();
-        assert_eq!(labels(&lines, "job_name").into_iter().collect::<BTreeSet<_>>(), jobs, "panel {panel}: one line per engram job");
+        assert_eq!(
+            labels(&lines, "job_name").into_iter().collect::<BTreeSet<_>>(),
+            jobs,
+            "panel {panel}: one line per engram job"
+        );
     }
     let runs = prometheus.query("engram_job_runs_total").await.unwrap();
     assert_eq!(labels(&runs, "job_name").into_iter().collect::<BTreeSet<_>>(), jobs);
     let (_, absent) = alert_expressions().into_iter().find(|(alert, _)| alert == "EngramWorkerAbsent").unwrap();
-    assert_eq!(prometheus.query(&absent).await.unwrap(), Vec::<Value>::new(), "a worker is scraped, so {absent} is empty");
+    assert_eq!(
+        prometheus.query(&absent).await.unwrap(),
+        Vec::<Value>::new(),
+        "a worker is scraped, so {absent} is empty"
+    );
 }
 
 #[test]

@@ -52,7 +52,8 @@ async fn the_openapi_document_describes_every_route_and_only_served_ones() {
             .replace("{run_id}", &uuid::Uuid::nil().to_string())
             .replace("{job}", "evict");
         for method in item.as_object().unwrap().keys() {
-            let request = app.client.request(method.to_uppercase().parse().unwrap(), format!("{}{concrete}", app.address));
+            let request =
+                app.client.request(method.to_uppercase().parse().unwrap(), format!("{}{concrete}", app.address));
             let response = request.send().await.unwrap();
             if response.status() == 404 {
                 let body: Value = response.json().await.unwrap_or_default();

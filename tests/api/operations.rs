@@ -43,13 +43,20 @@ async fn a_key_past_its_rate_limit_gets_429_with_retry_after() {
     let default = statuses(ordinary.clone(), 5).await;
 
     assert_eq!(own.iter().map(|r| r.status().as_u16()).collect::<Vec<_>>(), [200, 200, 429], "the key's own 2/m");
-    assert_eq!(default.iter().map(|r| r.status().as_u16()).collect::<Vec<_>>(), [200, 200, 200, 200, 429], "server.rate_limit 4/m");
+    assert_eq!(
+        default.iter().map(|r| r.status().as_u16()).collect::<Vec<_>>(),
+        [200, 200, 200, 200, 429],
+        "server.rate_limit 4/m"
+    );
     let refused = own.pop().unwrap();
     let retry_after: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=30).contains(&retry_after), "one request every 30 s: {retry_after}");
     assert_eq!(error_of(refused).await["code"], "rate_limited");
     let metrics = app.metrics().await;
-    assert!(metrics.contains(r#"engram_http_requests_total{method="POST",route="/v1/search",status="429"} 2"#), "{metrics}");
+    assert!(
+        metrics.contains(r#"engram_http_requests_total{method="POST",route="/v1/search",status="429"} 2"#),
+        "{metrics}"
+    );
     let listed = engram(&app, &["keys", "list", "--json"]);
     let keys: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert!(keys.as_array().unwrap().iter().any(|k| k["rate_limit"] == "2/m"), "{keys}");
@@ -78,12 +85,26 @@ async fn cors_answers_preflights_for_the_configured_origins_only() {
     assert!(headers.contains("authorization") && headers.contains("content-type"), "{headers}");
     assert!(other.headers().get("access-control-allow-origin").is_none());
     let key = app.key("acme", "read").await;
-    let actual = app.client.post(format!("{}/v1/search", app.address)).bearer_auth(&key).header("origin", "https://app.example.com").json(&search_body()).send().await.unwrap();
+    let actual = app
+        .client
+        .post(format!("{}/v1/search", app.address))
+        .bearer_auth(&key)
+        .header("origin", "https://app.example.com")
+        .json(&search_body())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(actual.headers()["access-control-allow-origin"], "https://app.example.com");
     assert!(actual.headers()["access-control-expose-headers"].to_str().unwrap().contains("x-request-id"));
 
     let plain = spawn_app_with(test_settings()).await;
-    let response = plain.client.get(format!("{}/healthz", plain.address)).header("origin", "https://app.example.com").send().await.unwrap();
+    let response = plain
+        .client
+        .get(format!("{}/healthz", plain.address))
+        .header("origin", "https://app.example.com")
+        .send()
+        .await
+        .unwrap();
     assert!(response.headers().get("access-control-allow-origin").is_none(), "no origins configured, no CORS headers");
 }
 
@@ -110,13 +131,12 @@ async fn a_tenants_daily_llm_budget_holds_its_units_until_the_next_day() {
     let app = crate::helpers::spawn_app().await;
     let key_a = app.key("tenant-a", "ingest").await;
     let key_b = app.key("tenant-b", "ingest").await;
-    let (_server, llm) = crate::helpers::scripted_llm(r#"{"summary": "They planned the release.", "topics": ["release"]}"#).await;
+    let (_server, llm) =
+        crate::helpers::scripted_llm(r#"{"summary": "They planned the release.", "topics": ["release"]}"#).await;
     let dir = crate::jobs::job_dir(&[("summarize_sessions", "schedule = \"0 0 * * * *\"")]);
     let mut executor = crate::jobs::executor_with(&app.db, &dir, Some(llm));
     executor.settings.tenant_daily_llm_tokens = Some(100);
-    let session = |user: &str, session: &str| {
-        json!({"events": [{"user_id": user, "session_id": session, "role": "user", "content": "We planned the release for Friday.", "created_at": "2026-11-01T10:00:00Z"}]})
-    };
+    let session = |user: &str, session: &str| json!({"events": [{"user_id": user, "session_id": session, "role": "user", "content": "We planned the release for Friday.", "created_at": "2026-11-01T10:00:00Z"}]});
     app.post_events(&key_a, &session("ann", "s1")).await;
     let first = crate::jobs::run(&executor, "summarize_sessions", engram::jobs::Scope::all(), false).await;
     app.post_events(&key_a, &session("bo", "s2")).await;
@@ -125,12 +145,21 @@ async fn a_tenants_daily_llm_budget_holds_its_units_until_the_next_day() {
     let second = crate::jobs::run(&executor, "summarize_sessions", engram::jobs::Scope::all(), false).await;
 
     assert_eq!(first.counts["llm_tokens"], 120, "{:?}", first.counts);
-    assert_eq!(second.counts["skipped_tenant_llm_budget"], 1, "tenant A spent its 100 tokens today: {:?}", second.counts);
+    assert_eq!(
+        second.counts["skipped_tenant_llm_budget"], 1,
+        "tenant A spent its 100 tokens today: {:?}",
+        second.counts
+    );
     assert_eq!(second.counts["summarized"], 1, "tenant B's unit ran");
-    let pending: Vec<String> =
-        sqlx::query_scalar("SELECT user_id FROM sessions WHERE summarized_at IS NULL").fetch_all(&app.db.pool).await.unwrap();
+    let pending: Vec<String> = sqlx::query_scalar("SELECT user_id FROM sessions WHERE summarized_at IS NULL")
+        .fetch_all(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(pending, vec!["bo"], "A's unit waits for tomorrow");
-    let spent: i64 = sqlx::query_scalar("SELECT tokens FROM llm_usage WHERE tenant_id = 'tenant-a'").fetch_one(&app.db.pool).await.unwrap();
+    let spent: i64 = sqlx::query_scalar("SELECT tokens FROM llm_usage WHERE tenant_id = 'tenant-a'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(spent, 120);
 }
 
@@ -156,7 +185,12 @@ impl Cluster {
 
     fn run(mut command: Command) {
         let out = command.output().unwrap();
-        assert!(out.status.success(), "{command:?}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{command:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     fn dir() -> std::path::PathBuf {
@@ -175,9 +209,13 @@ impl Cluster {
     fn start(data: std::path::PathBuf) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut start = Self::bin("pg_ctl");
-        start.arg("-D").arg(&data).arg("-l").arg(data.join("log")).args(["-w", "-o"]).arg(format!(
-            "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off"
-        ));
+        start
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(data.join("log"))
+            .args(["-w", "-o"])
+            .arg(format!("-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off"));
         start.arg("start");
         Self::run(start);
         Self { data, port }
@@ -195,7 +233,17 @@ impl Cluster {
     fn standby(&self) -> Self {
         let data = Self::dir().join("standby");
         let mut backup = Self::bin("pg_basebackup");
-        backup.arg("-D").arg(&data).args(["-R", "-X", "stream", "-h", "127.0.0.1", "-U", "postgres", "-p", &self.port.to_string()]);
+        backup.arg("-D").arg(&data).args([
+            "-R",
+            "-X",
+            "stream",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-p",
+            &self.port.to_string(),
+        ]);
         Self::run(backup);
         Self::start(data)
     }
@@ -221,9 +269,12 @@ impl Drop for Cluster {
 #[tokio::test]
 async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary() {
     let primary = Cluster::primary();
-    let setup = Database::open(&engram::configuration::DatabaseSettings { url: Some(primary.url("postgres")), ..Default::default() }, std::path::Path::new(".engram"))
-        .await
-        .unwrap();
+    let setup = Database::open(
+        &engram::configuration::DatabaseSettings { url: Some(primary.url("postgres")), ..Default::default() },
+        std::path::Path::new(".engram"),
+    )
+    .await
+    .unwrap();
     setup.migrate().await.unwrap();
     setup.close().await;
     let standby = primary.standby();
@@ -235,7 +286,14 @@ async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary(
     let app = TestApp {
         address: format!("http://127.0.0.1:{}", built.port()),
         access: built.access(),
-        embedder: Arc::new(engram::models::Embedder::from_settings(&Default::default(), std::path::Path::new(".engram"), Default::default()).unwrap()),
+        embedder: Arc::new(
+            engram::models::Embedder::from_settings(
+                &Default::default(),
+                std::path::Path::new(".engram"),
+                Default::default(),
+            )
+            .unwrap(),
+        ),
         db: db.clone(),
         database_url: primary.url("postgres"),
         client: reqwest::Client::new(),
@@ -247,7 +305,11 @@ async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary(
         let pool = standby_pool.clone();
         async move {
             for _ in 0..200 {
-                let n: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE content = $1").bind(content).fetch_one(&pool).await.unwrap();
+                let n: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE content = $1")
+                    .bind(content)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
                 if n > 0 {
                     return;
                 }
@@ -262,20 +324,24 @@ async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary(
     // The standby lags: replay paused, a new memory on the primary is not yet there.
     sqlx::query("SELECT pg_wal_replay_pause()").execute(&standby_pool).await.unwrap();
     app.remember("acme", "ann", "technical", "Ann's team moved the database to CockroachDB").await;
-    let found = app.search(&key, &json!({"user_id": "ann", "query": "which database does the team run", "limit": 5})).await;
-    let contents: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap()).collect();
+    let found =
+        app.search(&key, &json!({"user_id": "ann", "query": "which database does the team run", "limit": 5})).await;
+    let contents: Vec<&str> =
+        found["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap()).collect();
     assert_eq!(contents, ["Ann's team runs PostgreSQL for every database"], "served by the lagging standby");
     // Writes go to the primary while the standby lags.
     let event = json!({"user_id": "ann", "role": "user", "content": "We also keep Redis for caching"});
     assert_eq!(app.post_events(&key, &event).await.status(), 202);
-    let feedback = app.post_as(&key, "/v1/feedback", &json!({"user_id": "ann", "memory_id": first, "kind": "helpful"})).await;
+    let feedback =
+        app.post_as(&key, "/v1/feedback", &json!({"user_id": "ann", "memory_id": first, "kind": "helpful"})).await;
     assert_eq!(feedback.status(), 201);
     app.access.flush(&app.db.pool).await.unwrap();
     let accesses: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_access").fetch_one(&app.db.pool).await.unwrap();
     assert_eq!(accesses, 1, "access statistics were written to the primary");
     sqlx::query("SELECT pg_wal_replay_resume()").execute(&standby_pool).await.unwrap();
     replayed("Ann's team moved the database to CockroachDB").await;
-    let caught_up = app.search(&key, &json!({"user_id": "ann", "query": "which database does the team run", "limit": 5})).await;
+    let caught_up =
+        app.search(&key, &json!({"user_id": "ann", "query": "which database does the team run", "limit": 5})).await;
     assert_eq!(caught_up["results"].as_array().unwrap().len(), 2, "{caught_up}");
 
     // The standby goes away: lookups answer 503 (retry) — never 500 — and writes go on.

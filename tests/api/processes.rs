@@ -30,7 +30,9 @@ async fn the_cli_runs_a_job_and_prints_its_counts() {
     let dir = job_dir(&[("evict", EVICT)]);
     old_memory(&db, "acme", "ann", "project", 400, false).await;
 
-    let dry = engram_command(&url, &dir, &["job", "run", "evict", "--user", "ann", "--tenant", "acme", "--dry-run"]).output().unwrap();
+    let dry = engram_command(&url, &dir, &["job", "run", "evict", "--user", "ann", "--tenant", "acme", "--dry-run"])
+        .output()
+        .unwrap();
     let real = engram_command(&url, &dir, &["job", "run", "evict", "--json"]).output().unwrap();
     let list = engram_command(&url, &dir, &["job", "list"]).output().unwrap();
     let unknown = engram_command(&url, &dir, &["job", "run", "nightly"]).output().unwrap();
@@ -88,22 +90,28 @@ async fn a_killed_run_is_abandoned_and_the_next_run_finishes_the_rest_without_du
 
     let next = run(&executor(&db, &dir), "evict", Scope::all(), false).await;
 
-    let abandoned: String = sqlx::query_scalar("SELECT status FROM job_runs WHERE id = $1").bind(killed.0).fetch_one(&db.pool).await.unwrap();
+    let abandoned: String = sqlx::query_scalar("SELECT status FROM job_runs WHERE id = $1")
+        .bind(killed.0)
+        .fetch_one(&db.pool)
+        .await
+        .unwrap();
     assert_eq!(abandoned, "abandoned");
     assert_eq!(next.status, "succeeded");
     let finished_by_killed = count_evicted_history(&db).await - next.counts["evicted"].as_i64().unwrap();
     assert_eq!(next.counts["users"].as_i64().unwrap(), users - finished_by_killed, "finished units are not redone");
-    let per_memory: (i64, i64) = sqlx::query_as(
-        "SELECT count(*), count(DISTINCT memory_id) FROM memory_history WHERE action = 'evicted'",
-    )
-    .fetch_one(&db.pool)
-    .await
-    .unwrap();
+    let per_memory: (i64, i64) =
+        sqlx::query_as("SELECT count(*), count(DISTINCT memory_id) FROM memory_history WHERE action = 'evicted'")
+            .fetch_one(&db.pool)
+            .await
+            .unwrap();
     assert_eq!(per_memory, (users, users), "every memory evicted exactly once, with one history row");
 }
 
 async fn count_evicted_history(db: &Database) -> i64 {
-    sqlx::query_scalar("SELECT count(*) FROM memory_history WHERE action = 'evicted'").fetch_one(&db.pool).await.unwrap()
+    sqlx::query_scalar("SELECT count(*) FROM memory_history WHERE action = 'evicted'")
+        .fetch_one(&db.pool)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -127,11 +135,13 @@ async fn two_worker_replicas_run_each_due_tick_once_and_never_overlap() {
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     assert!(a.status.success() && b.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
 
-    let runs: Vec<(Option<chrono::DateTime<chrono::Utc>>, String, Option<chrono::DateTime<chrono::Utc>>, Option<chrono::DateTime<chrono::Utc>>)> =
-        sqlx::query_as("SELECT tick_at, status, started_at, finished_at FROM job_runs WHERE trigger = 'schedule' ORDER BY tick_at")
-            .fetch_all(&db.pool)
-            .await
-            .unwrap();
+    type Time = Option<chrono::DateTime<chrono::Utc>>;
+    let runs: Vec<(Time, String, Time, Time)> = sqlx::query_as(
+        "SELECT tick_at, status, started_at, finished_at FROM job_runs WHERE trigger = 'schedule' ORDER BY tick_at",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .unwrap();
     assert!(runs.len() >= 2, "ticks ran: {runs:?}");
     let ticks: std::collections::BTreeSet<_> = runs.iter().map(|r| r.0).collect();
     assert_eq!(ticks.len(), runs.len(), "one run per tick");
@@ -143,4 +153,3 @@ async fn two_worker_replicas_run_each_due_tick_once_and_never_overlap() {
     let evicted: i64 = sqlx::query_scalar("SELECT count(*) FROM memory_history").fetch_one(&db.pool).await.unwrap();
     assert_eq!(evicted, 200, "each memory evicted once across both replicas");
 }
-

@@ -8,11 +8,23 @@ async fn context_puts_the_profile_first_and_never_exceeds_max_tokens() {
     let key = app.key("acme", "read").await;
     app.remember("acme", "gus", "identity", "My name is Gus and I live in Porto").await;
     for i in 0..30 {
-        app.remember("acme", "gus", "technical", &format!("Service number {i} runs on Kubernetes with PostgreSQL storage")).await;
+        app.remember(
+            "acme",
+            "gus",
+            "technical",
+            &format!("Service number {i} runs on Kubernetes with PostgreSQL storage"),
+        )
+        .await;
     }
 
-    let full: Value = app.get_as(&key, "/v1/users/gus/context?query=kubernetes%20services&max_tokens=2000").await.json().await.unwrap();
-    let small: Value = app.get_as(&key, "/v1/users/gus/context?query=kubernetes%20services&max_tokens=40").await.json().await.unwrap();
+    let full: Value = app
+        .get_as(&key, "/v1/users/gus/context?query=kubernetes%20services&max_tokens=2000")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let small: Value =
+        app.get_as(&key, "/v1/users/gus/context?query=kubernetes%20services&max_tokens=40").await.json().await.unwrap();
 
     assert!(full["text"].as_str().unwrap().starts_with("## About the user\n- My name is Gus"));
     assert!(full["text"].as_str().unwrap().contains("## Relevant memories"));
@@ -46,7 +58,13 @@ async fn pagination_visits_every_row_exactly_once_while_rows_are_inserted() {
             None => "/v1/users/hal/memories?limit=5".to_owned(),
         };
         let page: Value = app.get_as(&key, &path).await.json().await.unwrap();
-        seen.extend(page["memories"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().parse::<uuid::Uuid>().unwrap()));
+        seen.extend(
+            page["memories"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["id"].as_str().unwrap().parse::<uuid::Uuid>().unwrap()),
+        );
         app.remember("acme", "hal", "event", "a memory inserted while paging").await;
         match page["next_cursor"].as_str() {
             Some(next) => cursor = Some(next.to_owned()),
@@ -71,19 +89,29 @@ async fn one_memory_comes_with_its_history_and_feedback_counts_corrections() {
     let key = app.key("acme", "read").await;
     let id = app.remember("acme", "ida", "preference", "I prefer tabs over spaces").await;
 
-    let wrong = app.post_as(&key, "/v1/feedback", &json!({"user_id": "ida", "memory_id": id, "kind": "wrong", "note": "spaces now"})).await;
-    let helpful = app.post_as(&key, "/v1/feedback", &json!({"user_id": "ida", "memory_id": id, "kind": "helpful"})).await;
+    let wrong = app
+        .post_as(
+            &key,
+            "/v1/feedback",
+            &json!({"user_id": "ida", "memory_id": id, "kind": "wrong", "note": "spaces now"}),
+        )
+        .await;
+    let helpful =
+        app.post_as(&key, "/v1/feedback", &json!({"user_id": "ida", "memory_id": id, "kind": "helpful"})).await;
     let detail: Value = app.get_as(&key, &format!("/v1/users/ida/memories/{id}")).await.json().await.unwrap();
 
     assert_eq!(wrong.status(), 201);
     assert_eq!(helpful.status(), 201);
     assert_eq!(detail["memory"]["content"], "I prefer tabs over spaces");
     assert_eq!(detail["memory"]["confidence"], 0.5);
-    let actions: Vec<&str> = detail["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> =
+        detail["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
     assert_eq!(actions, vec!["created", "updated"]);
     assert!(app.metrics().await.contains(r#"engram_memory_corrections_total{source="feedback"} 1"#));
 
-    let unknown = app.post_as(&key, "/v1/feedback", &json!({"user_id": "ida", "memory_id": uuid::Uuid::now_v7(), "kind": "wrong"})).await;
+    let unknown = app
+        .post_as(&key, "/v1/feedback", &json!({"user_id": "ida", "memory_id": uuid::Uuid::now_v7(), "kind": "wrong"}))
+        .await;
     assert_eq!(unknown.status(), 404);
     let bad = app.post_as(&key, "/v1/feedback", &json!({"user_id": "ida", "memory_id": "nope", "kind": "wrong"})).await;
     assert_eq!(error_of(bad).await["field"], "memory_id");
@@ -102,7 +130,8 @@ async fn a_user_correcting_served_memories_is_detected_and_linked() {
     app.access.flush(&app.db.pool).await.unwrap();
 
     let small_talk = json!({"user_id": "jo", "role": "user", "content": "thanks, that helps"});
-    let correction = json!({"user_id": "jo", "role": "user", "content": "That's wrong, I switched to Neovim last year"});
+    let correction =
+        json!({"user_id": "jo", "role": "user", "content": "That's wrong, I switched to Neovim last year"});
     assert_eq!(app.post_events(&key, &small_talk).await.status(), 202);
     assert_eq!(app.post_events(&key, &correction).await.status(), 202);
 
@@ -133,7 +162,8 @@ async fn export_then_delete_leaves_nothing_of_the_user_and_an_audit_row() {
     assert_eq!(export["memory_access"][0]["access_count"], 1);
     assert!(export["memories"][0].get("embedding").is_none());
 
-    let deleted = app.client.delete(format!("{}/admin/v1/users/kim", app.address)).bearer_auth(&admin).send().await.unwrap();
+    let deleted =
+        app.client.delete(format!("{}/admin/v1/users/kim", app.address)).bearer_auth(&admin).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let deleted: Value = deleted.json().await.unwrap();
     assert_eq!(deleted["deleted"]["events"], 1);
@@ -149,19 +179,26 @@ async fn export_then_delete_leaves_nothing_of_the_user_and_an_audit_row() {
     let (action, target, details): (String, String, Value) =
         sqlx::query_as("SELECT action, target, details FROM audit_log").fetch_one(&app.db.pool).await.unwrap();
     assert_eq!(action, "delete_user");
-    assert!(target.starts_with("hmac:") && !target.contains("kim"), "the audit log keeps a keyed hash, not the id: {target}");
+    assert!(
+        target.starts_with("hmac:") && !target.contains("kim"),
+        "the audit log keeps a keyed hash, not the id: {target}"
+    );
     assert!(!details.to_string().contains("Rex") && !details.to_string().contains("passport"));
     let deletions: Value = app.get_as(&admin, "/admin/v1/users/kim/deletions").await.json().await.unwrap();
     assert_eq!(deletions["deletions"].as_array().unwrap().len(), 1, "{deletions}");
     assert_eq!(deletions["deletions"][0]["deleted"]["memories"], 1);
     let never: Value = app.get_as(&admin, "/admin/v1/users/other/deletions").await.json().await.unwrap();
     assert_eq!(never["deletions"], json!([]));
-    let others: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE user_id = 'other'").fetch_one(&app.db.pool).await.unwrap();
+    let others: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE user_id = 'other'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(others, 1);
 
     let reader = app.key("acme", "read").await;
     assert_eq!(app.get_as(&reader, "/v1/users/kim/export").await.status(), 403);
-    let response = app.client.delete(format!("{}/admin/v1/users/kim", app.address)).bearer_auth(&reader).send().await.unwrap();
+    let response =
+        app.client.delete(format!("{}/admin/v1/users/kim", app.address)).bearer_auth(&reader).send().await.unwrap();
     assert_eq!(response.status(), 403);
 }
 
@@ -174,7 +211,12 @@ async fn no_route_shows_one_tenant_or_user_anything_of_another() {
     let event = json!({"user_id": "lee", "session_id": "s-a", "role": "user", "content": "Bluebird launches soon"});
     assert_eq!(app.post_events(&a, &event).await.status(), 202);
 
-    let search = app.search(&b, &json!({"user_id": "lee", "query": "secret project Bluebird", "kinds": ["fact", "session_summary"]})).await;
+    let search = app
+        .search(
+            &b,
+            &json!({"user_id": "lee", "query": "secret project Bluebird", "kinds": ["fact", "session_summary"]}),
+        )
+        .await;
     assert_eq!(search["results"], json!([]));
     let context: Value = app.get_as(&b, "/v1/users/lee/context?query=Bluebird").await.json().await.unwrap();
     assert_eq!(context["items"], json!([]));
@@ -190,7 +232,11 @@ async fn no_route_shows_one_tenant_or_user_anything_of_another() {
     assert_eq!(export["memories"], json!([]));
     assert_eq!(export["events"], json!([]));
     app.client.delete(format!("{}/admin/v1/users/lee", app.address)).bearer_auth(&b).send().await.unwrap();
-    let still_there: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE id = $1").bind(id).fetch_one(&app.db.pool).await.unwrap();
+    let still_there: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
     assert_eq!(still_there, 1, "tenant B cannot delete tenant A's user");
 
     // Another user of the same tenant sees nothing of lee's either.

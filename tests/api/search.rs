@@ -74,7 +74,9 @@ async fn superseded_facts_are_excluded_and_as_of_answers_what_we_believed_then()
         .unwrap();
 
     let now = app.search(&key, &json!({"user_id": "bob", "query": "what database do we use"})).await;
-    let then = app.search(&key, &json!({"user_id": "bob", "query": "what database do we use", "as_of": day(3).to_rfc3339()})).await;
+    let then = app
+        .search(&key, &json!({"user_id": "bob", "query": "what database do we use", "as_of": day(3).to_rfc3339()}))
+        .await;
 
     assert_eq!(contents(&now), vec!["We use PostgreSQL as our database"]);
     assert_eq!(contents(&then), vec!["We use MySQL as our database"]);
@@ -87,7 +89,9 @@ async fn filters_limits_and_client_vectors_are_honoured() {
     seed_project_facts(&app, "carol").await;
     let vector = app.embedder.embed_one("database").await.unwrap();
 
-    let only_prefs = app.search(&key, &json!({"user_id": "carol", "query": "editor", "categories": ["preference"], "min_score": 0.0})).await;
+    let only_prefs = app
+        .search(&key, &json!({"user_id": "carol", "query": "editor", "categories": ["preference"], "min_score": 0.0}))
+        .await;
     let one = app.search(&key, &json!({"user_id": "carol", "query": "database", "limit": 1})).await;
     let by_vector = app.search(&key, &json!({"user_id": "carol", "embedding": vector.as_slice(), "limit": 1})).await;
     let insights = app.search(&key, &json!({"user_id": "carol", "query": "database", "kinds": ["insight"]})).await;
@@ -105,7 +109,8 @@ async fn an_unrelated_question_is_a_miss_and_both_outcomes_are_counted() {
     let key = app.key("acme", "read").await;
     seed_project_facts(&app, "dave").await;
 
-    let miss = app.search(&key, &json!({"user_id": "dave", "query": "best pizza topping in Naples", "min_score": 0.5})).await;
+    let miss =
+        app.search(&key, &json!({"user_id": "dave", "query": "best pizza topping in Naples", "min_score": 0.5})).await;
     let hit = app.search(&key, &json!({"user_id": "dave", "query": "what are my cats called"})).await;
     let stranger = app.search(&key, &json!({"user_id": "nobody-at-all", "query": "database"})).await;
 
@@ -158,7 +163,15 @@ async fn bad_search_input_names_the_field_and_never_500s() {
         let error = error_of(response).await;
         assert!(error["field"].as_str().unwrap().starts_with(field), "{field}: {error}");
     }
-    let response = app.client.post(format!("{}/v1/search", app.address)).bearer_auth(&key).header("content-type", "application/json").body("{oops").send().await.unwrap();
+    let response = app
+        .client
+        .post(format!("{}/v1/search", app.address))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body("{oops")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 400);
     assert_eq!(error_of(response).await["field"], "body");
 }
@@ -167,7 +180,8 @@ async fn bad_search_input_names_the_field_and_never_500s() {
 async fn session_summaries_are_searchable_when_asked_for() {
     let app = spawn_app().await;
     let ingest = app.key("acme", "ingest,read").await;
-    let event = json!({"user_id": "fay", "session_id": "s1", "role": "user", "content": "Let's plan the Kafka migration"});
+    let event =
+        json!({"user_id": "fay", "session_id": "s1", "role": "user", "content": "Let's plan the Kafka migration"});
     assert_eq!(app.post_events(&ingest, &event).await.status(), 202);
     let summary = "The user planned migrating the event pipeline from RabbitMQ to Kafka in March.";
     let vector = app.embedder.embed_one(summary).await.unwrap();
@@ -179,7 +193,12 @@ async fn session_summaries_are_searchable_when_asked_for() {
         .unwrap();
 
     let facts_only = app.search(&ingest, &json!({"user_id": "fay", "query": "Kafka migration plan"})).await;
-    let with_sessions = app.search(&ingest, &json!({"user_id": "fay", "query": "Kafka migration plan", "kinds": ["fact", "session_summary"]})).await;
+    let with_sessions = app
+        .search(
+            &ingest,
+            &json!({"user_id": "fay", "query": "Kafka migration plan", "kinds": ["fact", "session_summary"]}),
+        )
+        .await;
 
     assert_eq!(facts_only["hit"], false);
     assert_eq!(with_sessions["results"][0]["kind"], "session_summary");
@@ -206,8 +225,17 @@ async fn users_past_the_scan_limit_get_the_same_answers_through_the_indexes() {
         json!({"user_id": "alice", "query": "cats", "as_of": Utc::now().to_rfc3339(), "limit": 2}),
     ] {
         let through_indexes = indexed.search(&key, &query).await;
-        let scanned: Value =
-            indexed.client.post(&scanning_url).bearer_auth(&key).json(&query).send().await.unwrap().json().await.unwrap();
+        let scanned: Value = indexed
+            .client
+            .post(&scanning_url)
+            .bearer_auth(&key)
+            .json(&query)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert_eq!(contents(&through_indexes), contents(&scanned), "{query}");
         assert_eq!(through_indexes["hit"], true, "{query}");
     }

@@ -35,12 +35,22 @@ async fn large_users_get_an_index_up_to_the_cap_and_lose_it_when_they_shrink() {
 
     let dry = run(&executor, "index_large_users", Scope::all(), true).await;
     assert_eq!(dry.status, "succeeded");
-    assert_eq!((dry.counts["built"].as_i64(), dry.counts["at_capacity"].as_i64()), (Some(1), Some(1)), "{}", dry.counts);
+    assert_eq!(
+        (dry.counts["built"].as_i64(), dry.counts["at_capacity"].as_i64()),
+        (Some(1), Some(1)),
+        "{}",
+        dry.counts
+    );
     assert!(own_indexes(&app).await.is_empty(), "a dry run builds nothing");
 
     // Two users are large enough, the cap allows one; carol is too small.
     let first = run(&executor, "index_large_users", Scope::all(), false).await;
-    assert_eq!((first.counts["built"].as_i64(), first.counts["at_capacity"].as_i64()), (Some(1), Some(1)), "{}", first.counts);
+    assert_eq!(
+        (first.counts["built"].as_i64(), first.counts["at_capacity"].as_i64()),
+        (Some(1), Some(1)),
+        "{}",
+        first.counts
+    );
     let built = own_indexes(&app).await;
     assert_eq!(built.len(), 1);
     let (owner, valid, predicate) = &built[0];
@@ -141,7 +151,8 @@ async fn a_user_with_an_own_index_is_searched_through_it_with_the_same_answers()
         before.push(contents(&shared.search(&key, query).await));
     }
 
-    run(&executor(&shared.db, &job_dir(&[("index_large_users", INDEX_JOB)])), "index_large_users", Scope::all(), false).await;
+    run(&executor(&shared.db, &job_dir(&[("index_large_users", INDEX_JOB)])), "index_large_users", Scope::all(), false)
+        .await;
     // A new app: an app finds out whether a user has an index when it first finds them large.
     let own = engram::startup::Application::build(settings, shared.db.clone()).await.unwrap();
     let own_url = format!("http://127.0.0.1:{}/v1/search", own.port());
@@ -161,18 +172,21 @@ async fn a_user_with_an_own_index_is_searched_through_it_with_the_same_answers()
 async fn deleting_a_user_drops_their_own_index() {
     let app = spawn_app_with(test_settings()).await;
     seed_project_facts(&app, "alice").await;
-    run(&executor(&app.db, &job_dir(&[("index_large_users", INDEX_JOB)])), "index_large_users", Scope::all(), false).await;
+    run(&executor(&app.db, &job_dir(&[("index_large_users", INDEX_JOB)])), "index_large_users", Scope::all(), false)
+        .await;
     assert_eq!(own_indexes(&app).await.len(), 1);
     let admin = app.key("acme", "admin").await;
 
-    let deleted = app.client.delete(format!("{}/admin/v1/users/alice", app.address)).bearer_auth(&admin).send().await.unwrap();
+    let deleted =
+        app.client.delete(format!("{}/admin/v1/users/alice", app.address)).bearer_auth(&admin).send().await.unwrap();
 
     assert_eq!(deleted.status(), 200);
     for _ in 0..40 {
-        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'memories_user_vec_%'")
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
+        let left: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'memories_user_vec_%'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
         if left == 0 {
             assert!(own_indexes(&app).await.is_empty());
             return;

@@ -17,7 +17,10 @@ use crate::memories::CATEGORIES;
 use crate::models::{Prompt, TokenBudget};
 use crate::text::sensitive_kinds;
 
-static TRIGGERS: LazyLock<std::sync::Mutex<HashMap<Vec<String>, Arc<Vec<regex::Regex>>>>> = LazyLock::new(Default::default);
+/// Compiled trigger patterns, by their source list.
+type TriggerCache = std::sync::Mutex<HashMap<Vec<String>, Arc<Vec<regex::Regex>>>>;
+
+static TRIGGERS: LazyLock<TriggerCache> = LazyLock::new(Default::default);
 
 /// The compiled trigger patterns (compiled once per distinct list).
 pub(super) fn triggers(patterns: &[String]) -> anyhow::Result<Arc<Vec<regex::Regex>>> {
@@ -95,7 +98,9 @@ pub(super) async fn with_llm<'e>(
     .await?;
     let known_text: Vec<String> = known
         .iter()
-        .map(|(id, category, key, content)| format!("- {id} [{category}{}] {content}", key.as_deref().map(|k| format!("/{k}")).unwrap_or_default()))
+        .map(|(id, category, key, content)| {
+            format!("- {id} [{category}{}] {content}", key.as_deref().map(|k| format!("/{k}")).unwrap_or_default())
+        })
         .collect();
     let vars: HashMap<&str, String> = HashMap::from([
         ("categories", CATEGORIES.join(", ")),
@@ -122,7 +127,11 @@ pub(super) async fn with_llm<'e>(
             counts.add("invalid", 1);
             continue;
         }
-        let existing = fact.existing_id.as_deref().and_then(|id| id.parse::<Uuid>().ok()).filter(|id| known.iter().any(|k| k.0 == *id));
+        let existing = fact
+            .existing_id
+            .as_deref()
+            .and_then(|id| id.parse::<Uuid>().ok())
+            .filter(|id| known.iter().any(|k| k.0 == *id));
         let resolves = match fact.resolution.as_str() {
             "ignore" => {
                 counts.add("ignored", 1);
@@ -132,7 +141,9 @@ pub(super) async fn with_llm<'e>(
             _ => None,
         };
         let key = fact.key.filter(|k| !k.trim().is_empty()).map(|k| k.trim().to_lowercase());
-        let value = key.as_ref().and_then(|k| facts::technologies(&fact.content).into_iter().find(|(t, _)| t == k).map(|(_, v)| v));
+        let value = key
+            .as_ref()
+            .and_then(|k| facts::technologies(&fact.content).into_iter().find(|(t, _)| t == k).map(|(_, v)| v));
         found.push((
             *event,
             Found {

@@ -26,8 +26,8 @@ use super::runner::Unit;
 use super::{Counts, Models, Scope};
 use crate::memories::{self, NewMemory};
 use crate::models::{Embedder, Embedding};
-use llm::{triggers, with_llm};
 use crate::text::{redact, sensitive_kinds, sentences};
+use llm::{triggers, with_llm};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -123,7 +123,12 @@ struct Existing {
     created_at: DateTime<Utc>,
 }
 
-pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+pub async fn run_unit(
+    conn: &mut PgConnection,
+    params: &ExtractParams,
+    unit: &Unit<'_>,
+    models: &Models,
+) -> anyhow::Result<Counts> {
     let embedder = &models.embedder;
     let mut counts = Counts::default();
     let watermark: i64 = sqlx::query_scalar(
@@ -146,7 +151,14 @@ pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Un
     .await?;
     let events: Vec<Event> = events
         .into_iter()
-        .map(|(id, seq, session_id, role, content, created_at)| Event { id, seq, session_id, role, content, created_at })
+        .map(|(id, seq, session_id, role, content, created_at)| Event {
+            id,
+            seq,
+            session_id,
+            role,
+            content,
+            created_at,
+        })
         .collect();
     let Some(last) = events.last().map(|e| e.seq) else { return Ok(counts) };
     // The user's sentences, with sensitive data dropped or redacted before anything else.
@@ -173,7 +185,11 @@ pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Un
         None => said
             .iter()
             .flat_map(|(event, text)| {
-                sentences(text).into_iter().flat_map(|s| facts::extract(s, params.keep_statements)).map(|f| (*event, f, None)).collect::<Vec<_>>()
+                sentences(text)
+                    .into_iter()
+                    .flat_map(|s| facts::extract(s, params.keep_statements))
+                    .map(|f| (*event, f, None))
+                    .collect::<Vec<_>>()
             })
             .collect(),
     };
@@ -200,6 +216,7 @@ pub async fn run_unit(conn: &mut PgConnection, params: &ExtractParams, unit: &Un
 
 /// Stores one found fact, resolving it against what the user's memory already holds;
 /// returns the action taken.
+#[allow(clippy::too_many_arguments)]
 async fn store(
     conn: &mut PgConnection,
     params: &ExtractParams,
@@ -211,7 +228,8 @@ async fn store(
     corrections: &[Correction],
 ) -> anyhow::Result<&'static str> {
     let embedding = embedder.embed_one(&found.content).await?;
-    let mut supersedes: Vec<(Uuid, &str)> = resolves.map(|id| (id, "the LLM resolved the new statement as an update")).into_iter().collect();
+    let mut supersedes: Vec<(Uuid, &str)> =
+        resolves.map(|id| (id, "the LLM resolved the new statement as an update")).into_iter().collect();
     if let (Some(key), Some(value)) = (&found.key, &found.value) {
         let existing: Vec<Existing> = sqlx::query_as(
             "SELECT id, content, source_event_ids, created_at FROM memories
@@ -239,10 +257,11 @@ async fn store(
                 supersedes.push((old.id, reason));
             }
         }
-    } else if let Some(similar) = most_similar(conn, unit, &embedding).await? {
-        if similar >= params.duplicate_similarity && resolves.is_none() {
-            return Ok("duplicates");
-        }
+    } else if let Some(similar) = most_similar(conn, unit, &embedding).await?
+        && similar >= params.duplicate_similarity
+        && resolves.is_none()
+    {
+        return Ok("duplicates");
     }
     if let Some(old_value) = &found.replaces {
         for id in naming(conn, unit, old_value, &embedding, params.change_similarity).await? {
@@ -254,7 +273,9 @@ async fn store(
     // A memory the user corrected in this very message gives way to what they said instead.
     for correction in corrections.iter().filter(|c| c.event_id == Some(event.id)) {
         if !supersedes.iter().any(|(id, _)| *id == correction.memory_id)
-            && similarity(conn, unit, correction.memory_id, &embedding).await?.is_some_and(|s| s >= params.change_similarity)
+            && similarity(conn, unit, correction.memory_id, &embedding)
+                .await?
+                .is_some_and(|s| s >= params.change_similarity)
         {
             supersedes.push((correction.memory_id, "the user corrected it"));
         }
@@ -273,17 +294,22 @@ async fn store(
         pinned: false,
     };
     let reason = if found.source_quote.is_some() { "extracted by the LLM" } else { "extracted by rules" };
-    let memory = NewMemory { source_quote: Some(found.source_quote.clone().unwrap_or_else(|| found.content.clone())), ..memory };
-    let id = memories::insert(conn, unit.tenant, &memory, &embedding, embedder.model(), reason, Some(unit.run_id)).await?;
+    let memory =
+        NewMemory { source_quote: Some(found.source_quote.clone().unwrap_or_else(|| found.content.clone())), ..memory };
+    let id =
+        memories::insert(conn, unit.tenant, &memory, &embedding, embedder.model(), reason, Some(unit.run_id)).await?;
     for (old, reason) in &supersedes {
-        memories::supersede(conn, unit.tenant, unit.user, *old, id, event.created_at, reason, Some(unit.run_id)).await?;
+        memories::supersede(conn, unit.tenant, unit.user, *old, id, event.created_at, reason, Some(unit.run_id))
+            .await?;
     }
     let superseded: Vec<Uuid> = supersedes.iter().map(|(id, _)| *id).collect();
-    sqlx::query("UPDATE feedback SET resolved_at = now() WHERE tenant_id = $1 AND memory_id = ANY($2) AND resolved_at IS NULL")
-        .bind(unit.tenant.as_str())
-        .bind(&superseded)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "UPDATE feedback SET resolved_at = now() WHERE tenant_id = $1 AND memory_id = ANY($2) AND resolved_at IS NULL",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(&superseded)
+    .execute(&mut *conn)
+    .await?;
     Ok(if supersedes.is_empty() { "created" } else { "superseded" })
 }
 
@@ -307,13 +333,23 @@ async fn open_corrections(conn: &mut PgConnection, unit: &Unit<'_>) -> sqlx::Res
 }
 
 /// Cosine similarity of a stored memory to `embedding`.
-async fn similarity(conn: &mut PgConnection, unit: &Unit<'_>, id: Uuid, embedding: &Embedding) -> sqlx::Result<Option<f32>> {
+async fn similarity(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    id: Uuid,
+    embedding: &Embedding,
+) -> sqlx::Result<Option<f32>> {
     let dims = embedding.dims();
     let sql = format!(
         "SELECT (1 - (embedding::vector({dims}) <=> $3))::real FROM memories
           WHERE tenant_id = $1 AND id = $2 AND status = 'active' AND embedding_dims = {dims}"
     );
-    sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(unit.tenant.as_str()).bind(id).bind(embedding.to_pgvector()).fetch_optional(conn).await
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(unit.tenant.as_str())
+        .bind(id)
+        .bind(embedding.to_pgvector())
+        .fetch_optional(conn)
+        .await
 }
 
 /// Whether a stored fact already states `value` for `key`.
@@ -338,10 +374,27 @@ async fn refresh(conn: &mut PgConnection, unit: &Unit<'_>, old: &Existing, event
     .execute(&mut *conn)
     .await?;
     let after = serde_json::json!({"source_event_ids": [event.id]});
-    memories::record_history(conn, unit.tenant, old.id, unit.user, "updated", None, Some(after), "restated by the user", Some(unit.run_id), None).await
+    memories::record_history(
+        conn,
+        unit.tenant,
+        old.id,
+        unit.user,
+        "updated",
+        None,
+        Some(after),
+        "restated by the user",
+        Some(unit.run_id),
+        None,
+    )
+    .await
 }
 
-async fn same_session_within_hour(conn: &mut PgConnection, unit: &Unit<'_>, old: &Existing, event: &Event) -> sqlx::Result<bool> {
+async fn same_session_within_hour(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    old: &Existing,
+    event: &Event,
+) -> sqlx::Result<bool> {
     if (event.created_at - old.created_at).num_minutes().abs() > 60 {
         return Ok(false);
     }
@@ -373,7 +426,13 @@ async fn most_similar(conn: &mut PgConnection, unit: &Unit<'_>, embedding: &Embe
 }
 
 /// Active memories that name `value` and are at least `threshold` similar to the change.
-async fn naming(conn: &mut PgConnection, unit: &Unit<'_>, value: &str, embedding: &Embedding, threshold: f32) -> sqlx::Result<Vec<Uuid>> {
+async fn naming(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    value: &str,
+    embedding: &Embedding,
+    threshold: f32,
+) -> sqlx::Result<Vec<Uuid>> {
     let dims = embedding.dims();
     let sql = format!(
         "SELECT id FROM memories
