@@ -21,6 +21,7 @@ pub mod memories;
 pub mod metrics;
 pub mod models;
 pub mod search;
+pub mod sessions;
 pub mod startup;
 pub mod telemetry;
 pub mod text;

@@ -136,8 +136,8 @@ impl Settings {
         if !(0.0..=1.0).contains(&self.search.default_min_score) {
             return invalid("search.default_min_score", "must be between 0 and 1");
         }
-        if let Err(problem) = crate::feedback::Detector::new(&self.corrections) {
-            return Err(ConfigError::Invalid(problem));
+        if let Err(err) = regex::RegexSet::new(self.corrections.patterns.iter().map(|p| format!("(?i){p}"))) {
+            return invalid("corrections.patterns", &err.to_string());
         }
         if self.ingest.max_batch_events == 0 {
             return invalid("ingest.max_batch_events", "must be at least 1");

@@ -70,6 +70,11 @@ impl Database {
         Ok(Self { pool, read_pool, embedded: None })
     }
 
+    /// One round trip to the primary: whether it answers.
+    pub async fn ping(&self) -> sqlx::Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await.map(drop)
+    }
+
     /// A database on an existing pool (tests, benchmarks).
     pub fn from_pool(pool: PgPool) -> Self {
         Self { read_pool: pool.clone(), pool, embedded: None }

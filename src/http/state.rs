@@ -78,7 +78,7 @@ impl AppState {
     /// Why this process is not ready (empty when it is): the database must answer
     /// within two seconds and the model endpoints must answer. Also sets `engram_ready`.
     pub async fn readiness_problems(&self) -> Vec<String> {
-        let ping = sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(&self.db.pool);
+        let ping = self.db.ping();
         let mut problems = match tokio::time::timeout(Duration::from_secs(2), ping).await {
             Ok(Ok(_)) => Vec::new(),
             Ok(Err(err)) => {

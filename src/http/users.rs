@@ -11,11 +11,10 @@ use super::error::ApiError;
 use super::extract::Params;
 use super::openapi::{Deleted, DeletionList, ErrorBody, Export, MemoryDetail, MemoryPage, SessionList, SummaryList};
 use super::state::AppState;
-use crate::auth::Principal;
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
 use crate::memories::{self, CATEGORIES, KINDS, ListFilter, RestoreError, STATUSES};
-use crate::users;
+use crate::{sessions, users};
 
 const MAX_PAGE: i64 = 200;
 
@@ -99,12 +98,8 @@ async fn list_sessions(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let sql = "SELECT coalesce(jsonb_agg(s ORDER BY s.last_event_at DESC), '[]') FROM (
-            SELECT session_id, started_at, last_event_at, event_count, ended_at, summary, summary_event_ids,
-                   summarized_at, archived_at
-              FROM sessions WHERE tenant_id = $1 AND user_id = $2
-             ORDER BY last_event_at DESC LIMIT $3) s";
-    let sessions = latest_rows(&state, &principal, path.into_inner(), &req, sql).await?;
+    let (user, limit) = (user_of(path.into_inner())?, page_limit(&req)?);
+    let sessions = sessions::latest(&state.db, &principal.tenant, &user, limit).await?;
     Ok(HttpResponse::Ok().json(json!({"sessions": sessions})))
 }
 
@@ -121,33 +116,14 @@ async fn list_summaries(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let sql = "SELECT coalesce(jsonb_agg(p ORDER BY p.period_start DESC), '[]') FROM (
-            SELECT id, period, period_start, period_end, summary, session_ids, created_at, updated_at
-              FROM period_summaries WHERE tenant_id = $1 AND user_id = $2
-             ORDER BY period_start DESC LIMIT $3) p";
-    let summaries = latest_rows(&state, &principal, path.into_inner(), &req, sql).await?;
+    let (user, limit) = (user_of(path.into_inner())?, page_limit(&req)?);
+    let summaries = sessions::latest_periods(&state.db, &principal.tenant, &user, limit).await?;
     Ok(HttpResponse::Ok().json(json!({"summaries": summaries})))
 }
 
-/// The user's latest rows as a JSON array, by `sql` taking tenant, user and limit.
-async fn latest_rows(
-    state: &AppState,
-    principal: &Principal,
-    user: String,
-    req: &HttpRequest,
-    sql: &'static str,
-) -> Result<serde_json::Value, ApiError> {
-    let user = user_of(user)?;
-    let limit = Params::parse(req, &["limit"])?.int("limit", 20, 1..=MAX_PAGE)?;
-    let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
-    let rows = sqlx::query_scalar(sql)
-        .bind(principal.tenant.as_str())
-        .bind(user.as_str())
-        .bind(limit)
-        .fetch_one(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(rows)
+/// `?limit=` of a listing: 1–200, 20 when absent.
+fn page_limit(req: &HttpRequest) -> Result<i64, ApiError> {
+    Ok(Params::parse(req, &["limit"])?.int("limit", 20, 1..=MAX_PAGE)?)
 }
 
 #[utoipa::path(
