@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgConnection;
 
-use crate::domain::{TenantId, UserId};
+use crate::domain::{Kind, ResultKind, TenantId, UserId};
 
 /// Estimated tokens of `text` (see the module documentation).
 pub fn estimate_tokens(text: &str) -> usize {
@@ -27,7 +27,7 @@ pub fn estimate_tokens(text: &str) -> usize {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ContextItem {
     pub id: String,
-    pub kind: String,
+    pub kind: ResultKind,
     pub section: &'static str,
     pub tokens: usize,
 }
@@ -43,7 +43,7 @@ pub struct Context {
 /// One candidate line of the block.
 pub struct Candidate {
     pub id: String,
-    pub kind: String,
+    pub kind: ResultKind,
     pub content: String,
 }
 
@@ -85,7 +85,7 @@ pub fn assemble(sections: Vec<(&'static str, &'static str, Vec<Candidate>)>, max
 
 /// Identity and profile facts, most important first.
 pub async fn profile(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<Vec<Candidate>> {
-    let rows: Vec<(uuid::Uuid, String, String)> = sqlx::query_as(
+    let rows: Vec<(uuid::Uuid, Kind, String)> = sqlx::query_as(
         "SELECT id, kind, content FROM memories
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND category IN ('identity', 'personal')
           ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT 20",
@@ -94,7 +94,10 @@ pub async fn profile(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) 
     .bind(user.as_str())
     .fetch_all(conn)
     .await?;
-    Ok(rows.into_iter().map(|(id, kind, content)| Candidate { id: id.to_string(), kind, content }).collect())
+    Ok(rows
+        .into_iter()
+        .map(|(id, kind, content)| Candidate { id: id.to_string(), kind: kind.into(), content })
+        .collect())
 }
 
 /// The latest session summaries and period summaries.
@@ -123,11 +126,11 @@ pub async fn recent_summaries(
     Ok((
         sessions
             .into_iter()
-            .map(|(id, content, _)| Candidate { id, kind: "session_summary".into(), content })
+            .map(|(id, content, _)| Candidate { id, kind: ResultKind::SessionSummary, content })
             .collect(),
         periods
             .into_iter()
-            .map(|(id, content)| Candidate { id: id.to_string(), kind: "period_summary".into(), content })
+            .map(|(id, content)| Candidate { id: id.to_string(), kind: ResultKind::PeriodSummary, content })
             .collect(),
     ))
 }
@@ -137,7 +140,7 @@ mod tests {
     use super::*;
 
     fn c(id: &str, content: &str) -> Candidate {
-        Candidate { id: id.into(), kind: "fact".into(), content: content.into() }
+        Candidate { id: id.into(), kind: ResultKind::Fact, content: content.into() }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::configuration::CorrectionSettings;
 use crate::db::Database;
 use crate::domain::{TenantId, UserId, ValidationError};
-use crate::memories;
+use crate::memories::{self, Change};
 
 pub const KINDS: &[&str] = &["wrong", "outdated", "helpful"];
 
@@ -130,19 +130,7 @@ async fn record(
     .execute(&mut *conn)
     .await?;
     if kind != "helpful" {
-        let (before, after): (f32, f32) = sqlx::query_as(
-            "UPDATE memories m SET confidence = greatest(0.05, m.confidence * 0.5), updated_at = now()
-               FROM memories old WHERE old.tenant_id = m.tenant_id AND old.id = m.id
-                AND m.tenant_id = $1 AND m.id = $2
-             RETURNING old.confidence, m.confidence",
-        )
-        .bind(tenant.as_str())
-        .bind(memory)
-        .fetch_one(&mut *conn)
-        .await?;
-        let reason = format!("{source}: {kind}");
-        let (before, after) = (serde_json::json!({"confidence": before}), serde_json::json!({"confidence": after}));
-        memories::record_history(conn, tenant, memory, user, "updated", Some(before), Some(after), &reason, None, None)
+        memories::lifecycle::doubt(conn, tenant, user, memory, &Change::by(source, None, format!("{source}: {kind}")))
             .await?;
     }
     Ok(id)

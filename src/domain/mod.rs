@@ -3,9 +3,11 @@
 
 pub mod event;
 mod ids;
+mod kinds;
 
 pub use event::{NewEvent, Role};
 pub use ids::{ClientEventId, SessionId, TenantId, UserId};
+pub use kinds::{Kind, ResultKind};
 
 /// A client mistake in one named field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -44,8 +44,7 @@ async fn lookup(state: &AppState, tenant: &TenantId, query: &SearchQuery) -> Res
     let now = state.clock.now();
     let results =
         search::run(&state.lookups, &state.embedder, tenant, query, &state.settings.search, &state.decay, now).await?;
-    let served =
-        results.iter().filter(|r| r.kind == "fact" || r.kind == "insight").filter_map(|r| r.id.parse::<Uuid>().ok());
+    let served = results.iter().filter(|r| r.kind.memory().is_some()).filter_map(|r| r.id.parse::<Uuid>().ok());
     state.access.record(tenant, &query.user, served, now);
     Ok(results)
 }

@@ -13,7 +13,7 @@ use super::openapi::{Deleted, DeletionList, ErrorBody, Export, MemoryDetail, Mem
 use super::state::AppState;
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
-use crate::memories::{self, CATEGORIES, KINDS, ListFilter, RestoreError, STATUSES};
+use crate::memories::{self, CATEGORIES, Kind, ListFilter, RestoreError, Status};
 use crate::{sessions, users};
 
 const MAX_PAGE: i64 = 200;
@@ -44,8 +44,11 @@ async fn list_memories(
     };
     let filter = ListFilter {
         category: checked("category", CATEGORIES)?,
-        status: checked("status", STATUSES)?,
-        kind: checked("kind", KINDS)?,
+        status: params
+            .text("status")
+            .map(|v| memories::parse_one_of("status", v, &Status::ALL, Status::as_str))
+            .transpose()?,
+        kind: params.text("kind").map(|v| memories::parse_one_of("kind", v, &Kind::ALL, Kind::as_str)).transpose()?,
         after: params
             .text("cursor")
             .map(|c| c.parse::<Uuid>().map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned")))

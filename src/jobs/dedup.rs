@@ -20,7 +20,7 @@ use uuid::Uuid;
 use super::facts::technologies;
 use super::runner::Unit;
 use super::{Counts, Models, Scope};
-use crate::memories;
+use crate::memories::lifecycle;
 use crate::models::{Prompt, TokenBudget};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -106,17 +106,9 @@ pub async fn run_unit(
                     counts.add("merged", 1);
                 }
                 Verdict::Contradicts => {
-                    memories::supersede(
-                        conn,
-                        unit.tenant,
-                        unit.user,
-                        older.id,
-                        newer.id,
-                        newer.created_at,
-                        "contradicted by a newer fact with the same key",
-                        Some(unit.run_id),
-                    )
-                    .await?;
+                    let change = unit.change("contradicted by a newer fact with the same key");
+                    lifecycle::supersede(conn, unit.tenant, unit.user, older.id, newer.id, newer.created_at, &change)
+                        .await?;
                     gone.insert(older.id);
                     counts.add("superseded", 1);
                 }
@@ -220,8 +212,7 @@ async fn neighbours(
 /// A neighbour as read: id, category, key, content, created, similarity.
 type NeighbourRow = (Uuid, String, Option<String>, String, DateTime<Utc>, f64);
 
-/// Folds `other` into `survivor`: the higher importance, all sources, all accesses;
-/// `other` becomes `merged`. `content`, when given, replaces the survivor's text.
+/// Folds `other` into `survivor` (see [`lifecycle::merge`]).
 async fn merge(
     conn: &mut PgConnection,
     unit: &Unit<'_>,
@@ -230,57 +221,7 @@ async fn merge(
     content: Option<&str>,
     reason: &str,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "WITH o AS (SELECT importance, source_event_ids FROM memories WHERE tenant_id = $1 AND id = $3)
-         UPDATE memories s SET importance = greatest(s.importance, o.importance),
-                source_event_ids = ARRAY(SELECT DISTINCT e FROM unnest(s.source_event_ids || o.source_event_ids) e),
-                content = coalesce($4, s.content), updated_at = now()
-           FROM o WHERE s.tenant_id = $1 AND s.id = $2",
-    )
-    .bind(unit.tenant.as_str())
-    .bind(survivor)
-    .bind(other)
-    .bind(content)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
-        "WITH o AS (SELECT access_count, last_accessed_at FROM memory_access WHERE tenant_id = $1 AND memory_id = $3)
-         INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
-         SELECT $1, $2, $4, o.access_count, o.last_accessed_at FROM o
-         ON CONFLICT (tenant_id, memory_id) DO UPDATE
-            SET access_count = memory_access.access_count + excluded.access_count,
-                last_accessed_at = greatest(memory_access.last_accessed_at, excluded.last_accessed_at)",
-    )
-    .bind(unit.tenant.as_str())
-    .bind(survivor)
-    .bind(other)
-    .bind(unit.user.as_str())
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("UPDATE memories SET status = 'merged', superseded_by = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2")
-        .bind(unit.tenant.as_str())
-        .bind(other)
-        .bind(survivor)
-        .execute(&mut *conn)
-        .await?;
-    let run = Some(unit.run_id);
-    let merged_into = serde_json::json!({"status": "merged", "superseded_by": survivor});
-    memories::record_history(
-        conn,
-        unit.tenant,
-        other,
-        unit.user,
-        "merged",
-        Some(serde_json::json!({"status": "active"})),
-        Some(merged_into),
-        reason,
-        run,
-        None,
-    )
-    .await?;
-    let absorbed = serde_json::json!({"absorbed": other, "content": content});
-    memories::record_history(conn, unit.tenant, survivor, unit.user, "updated", None, Some(absorbed), reason, run, None)
-        .await
+    lifecycle::merge(conn, unit.tenant, unit.user, survivor, other, content, &unit.change(reason)).await
 }
 
 #[derive(Deserialize)]

@@ -9,6 +9,7 @@ use sqlx::{PgConnection, PgPool};
 use super::runner::Unit;
 use super::{Counts, Scope};
 use crate::memories::decay::DecayParams;
+use crate::memories::lifecycle::{self, Eviction};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -52,7 +53,7 @@ pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(Strin
 pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit<'_>) -> anyhow::Result<Counts> {
     // Victims: lowest scores first, at most the run's removal cap of the user's active memories.
     // The user's access rows are read as one index range and hashed, not probed per memory.
-    let (evicted, below_min, over_cap, capped): (i64, i64, i64, i64) = sqlx::query_as(
+    let victims: Vec<(uuid::Uuid, f64, i64, bool, i64)> = sqlx::query_as(
         "WITH scored AS (
             SELECT m.id, m.category, m.pinned, m.created_at,
                    engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
@@ -67,25 +68,9 @@ pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit
             SELECT id, score, rank, score < $6 AS below_min FROM ranked
              WHERE NOT pinned AND category <> ALL($8) AND created_at <= $5 - make_interval(secs => $9 * 86400)
                AND (score < $6 OR rank > $7)
-         ), victims AS (
-            SELECT * FROM eligible ORDER BY score, id
-             LIMIT (SELECT greatest(floor(count(*) * $10), 1)::bigint FROM scored)
-         ), evicted AS (
-            UPDATE memories m SET status = 'evicted', updated_at = $5
-              FROM victims v WHERE m.tenant_id = $1 AND m.id = v.id
-            RETURNING m.id, v.score, v.rank, v.below_min
-         ), history AS (
-            INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, before, after, reason, job_run_id, actor)
-            SELECT $1, uuidv7(), e.id, $2, 'evicted', jsonb_build_object('status', 'active'),
-                   jsonb_build_object('status', 'evicted', 'score', round(e.score::numeric, 6), 'rank', e.rank),
-                   CASE WHEN e.below_min THEN format('decay score %s below min_score %s', round(e.score::numeric, 6), $6)
-                        ELSE format('rank %s beyond the per-user cap of %s', e.rank, $7) END,
-                   $11, 'job:evict'
-              FROM evicted e
          )
-         SELECT (SELECT count(*) FROM evicted), (SELECT count(*) FROM evicted WHERE below_min),
-                (SELECT count(*) FROM evicted WHERE NOT below_min),
-                (SELECT count(*) FROM eligible) - (SELECT count(*) FROM victims)",
+         SELECT id, score, rank, below_min, (SELECT count(*) FROM eligible) FROM eligible ORDER BY score, id
+          LIMIT (SELECT greatest(floor(count(*) * $10), 1)::bigint FROM scored)",
     )
     .bind(unit.tenant.as_str())
     .bind(unit.user.as_str())
@@ -97,13 +82,28 @@ pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit
     .bind(&params.protected_categories)
     .bind(params.min_age_days)
     .bind(unit.budget.max_removed_fraction)
-    .bind(unit.run_id)
-    .fetch_one(conn)
+    .fetch_all(&mut *conn)
     .await?;
+    let eligible = victims.first().map_or(0, |v| v.4);
+    let below_min = victims.iter().filter(|v| v.3).count() as i64;
+    let evictions: Vec<Eviction> = victims
+        .iter()
+        .map(|&(id, score, rank, below_min, _)| {
+            let score = (score * 1e6).round() / 1e6;
+            let reason = match below_min {
+                true => format!("decay score {score} below min_score {}", params.min_score),
+                false => format!("rank {rank} beyond the per-user cap of {}", params.max_per_user),
+            };
+            Eviction { id, reason, details: serde_json::json!({"score": score, "rank": rank}) }
+        })
+        .collect();
+    let actor = format!("job:{}", unit.job);
+    let evicted =
+        lifecycle::evict_all(conn, unit.tenant, unit.user, &evictions, unit.now, &actor, Some(unit.run_id)).await?;
     let mut counts = Counts::default();
     counts.add("evicted", evicted);
     counts.add("evicted_below_min_score", below_min);
-    counts.add("evicted_over_cap", over_cap);
-    counts.add("kept_by_removal_cap", capped);
+    counts.add("evicted_over_cap", victims.len() as i64 - below_min);
+    counts.add("kept_by_removal_cap", eligible - victims.len() as i64);
     Ok(counts)
 }

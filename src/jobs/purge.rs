@@ -9,6 +9,7 @@ use sqlx::{PgConnection, PgPool};
 
 use super::runner::Unit;
 use super::{Counts, Run, Scope};
+use crate::memories::lifecycle;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -74,26 +75,7 @@ pub async fn candidates(
 
 pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit<'_>) -> anyhow::Result<Counts> {
     let (removed, superseded, events) = params.cutoffs(unit.now);
-    let (memories, history, access): (i64, i64, i64) = sqlx::query_as(
-        "WITH gone AS (
-            DELETE FROM memories
-             WHERE tenant_id = $1 AND user_id = $2
-               AND ((status IN ('evicted', 'merged', 'deleted') AND updated_at < $3)
-                    OR (status = 'superseded' AND updated_at < $4))
-            RETURNING id
-         ), history AS (
-            DELETE FROM memory_history WHERE tenant_id = $1 AND memory_id IN (SELECT id FROM gone) RETURNING 1
-         ), access AS (
-            DELETE FROM memory_access WHERE tenant_id = $1 AND memory_id IN (SELECT id FROM gone) RETURNING 1
-         )
-         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM history), (SELECT count(*) FROM access)",
-    )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(removed)
-    .bind(superseded)
-    .fetch_one(&mut *conn)
-    .await?;
+    let purged = lifecycle::purge(conn, unit.tenant, unit.user, removed, superseded).await?;
     let deleted_events = sqlx::query(
         "DELETE FROM events e USING sessions s
           WHERE e.tenant_id = $1 AND e.user_id = $2 AND s.tenant_id = $1 AND s.user_id = $2
@@ -106,9 +88,9 @@ pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit
     .await?
     .rows_affected();
     let mut counts = Counts::default();
-    counts.add("memories_deleted", memories);
-    counts.add("history_deleted", history);
-    counts.add("access_rows_deleted", access);
+    counts.add("memories_deleted", purged.memories);
+    counts.add("history_deleted", purged.history);
+    counts.add("access_rows_deleted", purged.access);
     counts.add("events_deleted", deleted_events as i64);
     Ok(counts)
 }

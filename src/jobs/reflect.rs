@@ -17,7 +17,7 @@ use uuid::Uuid;
 use super::facts::technologies;
 use super::runner::Unit;
 use super::{Counts, Models, Scope};
-use crate::memories::{self, CATEGORIES, NewMemory};
+use crate::memories::{self, CATEGORIES, NewMemory, lifecycle};
 use crate::models::{Prompt, TokenBudget};
 use crate::text::sensitive_kinds;
 
@@ -97,17 +97,9 @@ pub async fn run_unit(
         let value = |m: &Recent| technologies(&m.content).into_iter().find(|(k, _)| *k == key).map(|(_, v)| v);
         for older in group {
             if value(older).is_some_and(|v| Some(v) != value(newest)) {
-                memories::supersede(
-                    conn,
-                    unit.tenant,
-                    unit.user,
-                    older.id,
-                    newest.id,
-                    newest.valid_from,
-                    "reflection: a newer fact with the same key contradicts it",
-                    Some(unit.run_id),
-                )
-                .await?;
+                let change = unit.change("reflection: a newer fact with the same key contradicts it");
+                lifecycle::supersede(conn, unit.tenant, unit.user, older.id, newest.id, newest.valid_from, &change)
+                    .await?;
                 superseded.insert(older.id);
                 counts.add("contradictions_resolved", 1);
             }
@@ -175,7 +167,7 @@ async fn with_llm(
             (Some(older), Some(newer)) if older != newer && touched.insert(older) => {
                 let reason = format!("reflection: {}", c.reason.chars().take(200).collect::<String>());
                 let at = ids[&newer].valid_from;
-                memories::supersede(conn, unit.tenant, unit.user, older, newer, at, &reason, Some(unit.run_id)).await?;
+                lifecycle::supersede(conn, unit.tenant, unit.user, older, newer, at, &unit.change(reason)).await?;
                 counts.add("contradictions_resolved", 1);
             }
             _ => counts.add("invalid", 1),
@@ -195,7 +187,7 @@ async fn with_llm(
         let embedding = models.embedder.embed_one(insight.content.trim()).await?;
         let memory = NewMemory {
             user_id: unit.user.clone(),
-            kind: "insight",
+            kind: memories::Kind::Insight,
             category: category.to_owned(),
             key: None,
             content: insight.content.trim().to_owned(),
@@ -212,8 +204,7 @@ async fn with_llm(
             &memory,
             &embedding,
             models.embedder.model(),
-            "reflection: insight",
-            Some(unit.run_id),
+            &unit.change("reflection: insight"),
         )
         .await?;
         counts.add("insights", 1);
@@ -234,27 +225,8 @@ async fn with_llm(
             counts.add("kept_by_removal_cap", 1);
             continue;
         }
-        let evicted = sqlx::query("UPDATE memories SET status = 'evicted', updated_at = now() WHERE tenant_id = $1 AND id = $2 AND status = 'active' AND NOT pinned")
-            .bind(unit.tenant.as_str())
-            .bind(id)
-            .execute(&mut *conn)
-            .await?;
-        if evicted.rows_affected() == 1 {
-            let reason = format!("reflection: {}", cleanup.reason.chars().take(200).collect::<String>());
-            let (before, after) = (serde_json::json!({"status": "active"}), serde_json::json!({"status": "evicted"}));
-            memories::record_history(
-                conn,
-                unit.tenant,
-                id,
-                unit.user,
-                "evicted",
-                Some(before),
-                Some(after),
-                &reason,
-                Some(unit.run_id),
-                None,
-            )
-            .await?;
+        let reason = format!("reflection: {}", cleanup.reason.chars().take(200).collect::<String>());
+        if lifecycle::evict(conn, unit.tenant, unit.user, id, &unit.change(reason)).await? {
             touched.insert(id);
             allowance -= 1;
             counts.add("evicted", 1);

@@ -27,6 +27,8 @@ use crate::users;
 
 /// One user's share of a run, as the job function sees it.
 pub struct Unit<'a> {
+    /// The job's name: its changes are recorded as by `job:<name>`.
+    pub job: &'a str,
     pub run_id: Uuid,
     pub tenant: &'a TenantId,
     pub user: &'a UserId,
@@ -34,6 +36,13 @@ pub struct Unit<'a> {
     pub budget: &'a Budget,
     /// What the run's units finished before this one started counted.
     pub earlier: Counts,
+}
+
+impl Unit<'_> {
+    /// A change this unit makes to a memory, for its history row.
+    pub fn change(&self, reason: impl Into<String>) -> crate::memories::Change {
+        crate::memories::Change::by(format!("job:{}", self.job), Some(self.run_id), reason)
+    }
 }
 
 impl JobKind {
@@ -245,7 +254,8 @@ impl Executor {
                 let n = counts.get("users") + counts.get("failed") + in_flight.len() as i64 + 1;
                 let earlier = counts.clone();
                 in_flight.push(async move {
-                    let unit = Unit { run_id: run.id, tenant: &tenant, user: &user, now, budget, earlier };
+                    let unit =
+                        Unit { job: &run.job, run_id: run.id, tenant: &tenant, user: &user, now, budget, earlier };
                     let done =
                         self.run_unit(definition, run, pass, &unit).instrument(tracing::info_span!("unit", n)).await;
                     (tenant, user, done)

@@ -15,7 +15,7 @@ use tokio_cron_scheduler::{Job as CronJob, JobScheduler};
 use super::runs::{self, Enqueued, NewRun};
 use super::{Definition, Executor, Models, RunOutcome, Scope, Trigger};
 use crate::configuration::JobSettings;
-use crate::memories::STATUSES;
+use crate::memories::Status;
 use crate::metrics::Metrics;
 
 /// A started worker; `stop` shuts it down gracefully.
@@ -178,9 +178,9 @@ async fn refresh_gauges(executor: &Executor) {
     match (pending, by_status) {
         (Ok(pending), Ok(by_status)) => {
             metrics.events_pending.set(pending as f64);
-            for status in STATUSES {
-                let n = by_status.iter().find(|(s, _)| s == status).map_or(0, |(_, n)| *n);
-                metrics.memories.with_label_values(&[status]).set(n as f64);
+            for status in Status::ALL {
+                let n = by_status.iter().find(|(s, _)| s == status.as_str()).map_or(0, |(_, n)| *n);
+                metrics.memories.with_label_values(&[status.as_str()]).set(n as f64);
             }
         }
         (Err(err), _) | (_, Err(err)) => tracing::warn!(error = %err, "cannot refresh the backlog and memory gauges"),

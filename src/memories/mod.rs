@@ -1,8 +1,13 @@
 //! Memories: the semantic facts and insights engram keeps per user, their history,
-//! and the queries that list them. Jobs create and change memories; every change
-//! writes a `memory_history` row.
+//! and the queries that list them. This module is the only writer of `memories` and
+//! `memory_history`: jobs, feedback and operators create and change memories through
+//! [`insert`], [`restore`] and the functions of [`lifecycle`], and every change writes
+//! its history row.
 
 pub mod decay;
+pub mod lifecycle;
+
+pub use lifecycle::Change;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -10,6 +15,7 @@ use serde_json::json;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
+pub use crate::domain::Kind;
 use crate::domain::{TenantId, UserId, ValidationError};
 use crate::models::Embedding;
 
@@ -29,8 +35,60 @@ pub const CATEGORIES: &[&str] = &[
     "finance",
     "other",
 ];
-pub const KINDS: &[&str] = &["fact", "insight"];
-pub const STATUSES: &[&str] = &["active", "superseded", "merged", "evicted", "deleted"];
+/// Where a memory is in its life: only `active` ones are searched (and `superseded`
+/// ones by `as_of`); the others wait for `purge`, restorable meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Active,
+    Superseded,
+    Merged,
+    Evicted,
+    Deleted,
+}
+
+/// What a `memory_history` row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Created,
+    Updated,
+    Merged,
+    Superseded,
+    Evicted,
+    Restored,
+    Deleted,
+    Insight,
+}
+
+impl Status {
+    pub const ALL: [Self; 5] = [Self::Active, Self::Superseded, Self::Merged, Self::Evicted, Self::Deleted];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Superseded => "superseded",
+            Self::Merged => "merged",
+            Self::Evicted => "evicted",
+            Self::Deleted => "deleted",
+        }
+    }
+}
+
+/// Parses `value` as one of `all` (by name), naming `field` when it is none of them.
+pub fn parse_one_of<T: Copy>(
+    field: &str,
+    value: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<T, ValidationError> {
+    all.iter().copied().find(|v| name(*v) == value).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+        ValidationError::new(field, format!("`{value}` is not one of {}", names.join(", ")))
+    })
+}
 
 /// Checks `value` against `allowed`, naming `field` when it is not there.
 pub fn check_one_of(field: &str, value: &str, allowed: &[&str]) -> Result<(), ValidationError> {
@@ -45,13 +103,13 @@ pub fn check_one_of(field: &str, value: &str, allowed: &[&str]) -> Result<(), Va
 pub struct Memory {
     pub id: Uuid,
     pub user_id: String,
-    pub kind: String,
+    pub kind: Kind,
     pub category: String,
     pub key: Option<String>,
     pub content: String,
     pub importance: f32,
     pub confidence: f32,
-    pub status: String,
+    pub status: Status,
     pub pinned: bool,
     pub source_event_ids: Vec<Uuid>,
     pub source_quote: Option<String>,
@@ -75,7 +133,7 @@ pub const MEMORY_SELECT: &str = "SELECT m.id, m.user_id, m.kind, m.category, m.k
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct HistoryEntry {
     pub id: Uuid,
-    pub action: String,
+    pub action: Action,
     pub before: Option<serde_json::Value>,
     pub after: Option<serde_json::Value>,
     pub reason: Option<String>,
@@ -88,7 +146,7 @@ pub struct HistoryEntry {
 #[derive(Debug, Clone)]
 pub struct NewMemory {
     pub user_id: UserId,
-    pub kind: &'static str,
+    pub kind: Kind,
     pub category: String,
     pub key: Option<String>,
     pub content: String,
@@ -107,8 +165,7 @@ pub async fn insert(
     memory: &NewMemory,
     embedding: &Embedding,
     embedding_model: &str,
-    reason: &str,
-    job_run_id: Option<Uuid>,
+    change: &Change,
 ) -> sqlx::Result<Uuid> {
     let id = Uuid::now_v7();
     sqlx::query(
@@ -137,48 +194,16 @@ pub async fn insert(
     .await?;
     let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key,
                        "content": memory.content, "importance": memory.importance});
-    record_history(conn, tenant, id, &memory.user_id, "created", None, Some(after), reason, job_run_id, None).await?;
+    lifecycle::record(conn, tenant, &memory.user_id, id, Action::Created, None, Some(after), change).await?;
     Ok(id)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub async fn record_history(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    memory_id: Uuid,
-    user: &UserId,
-    action: &str,
-    before: Option<serde_json::Value>,
-    after: Option<serde_json::Value>,
-    reason: &str,
-    job_run_id: Option<Uuid>,
-    actor: Option<&str>,
-) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, before, after, reason, job_run_id, actor)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(tenant.as_str())
-    .bind(Uuid::now_v7())
-    .bind(memory_id)
-    .bind(user.as_str())
-    .bind(action)
-    .bind(before)
-    .bind(after)
-    .bind(reason)
-    .bind(job_run_id)
-    .bind(actor)
-    .execute(conn)
-    .await?;
-    Ok(())
 }
 
 /// Filters of a memory listing; every field was validated by the caller.
 #[derive(Debug, Default, Clone)]
 pub struct ListFilter {
     pub category: Option<String>,
-    pub status: Option<String>,
-    pub kind: Option<String>,
+    pub status: Option<Status>,
+    pub kind: Option<Kind>,
     /// Keyset cursor: the last id of the previous page (ids are time-ordered UUIDv7).
     pub after: Option<Uuid>,
     pub limit: i64,
@@ -193,12 +218,12 @@ pub async fn list(
 ) -> sqlx::Result<Vec<Memory>> {
     let mut q = QueryBuilder::<Postgres>::new(format!("{MEMORY_SELECT} WHERE m.tenant_id = "));
     q.push_bind(tenant.as_str()).push(" AND m.user_id = ").push_bind(user.as_str());
-    q.push(" AND m.status = ").push_bind(filter.status.clone().unwrap_or_else(|| "active".into()));
+    q.push(" AND m.status = ").push_bind(filter.status.unwrap_or(Status::Active));
     if let Some(category) = &filter.category {
         q.push(" AND m.category = ").push_bind(category.clone());
     }
-    if let Some(kind) = &filter.kind {
-        q.push(" AND m.kind = ").push_bind(kind.clone());
+    if let Some(kind) = filter.kind {
+        q.push(" AND m.kind = ").push_bind(kind);
     }
     if let Some(after) = filter.after {
         q.push(" AND m.id < ").push_bind(after);
@@ -234,8 +259,8 @@ pub async fn history(conn: &mut PgConnection, tenant: &TenantId, id: Uuid) -> sq
 pub enum RestoreError {
     #[error("no memory {0} for this user")]
     NotFound(Uuid),
-    #[error("memory {id} is {status}; only evicted or merged memories can be restored")]
-    NotRestorable { id: Uuid, status: String },
+    #[error("memory {id} is {}; only evicted or merged memories can be restored", status.as_str())]
+    NotRestorable { id: Uuid, status: Status },
     #[error("database error")]
     Database(#[from] sqlx::Error),
 }
@@ -249,7 +274,7 @@ pub async fn restore(
     id: Uuid,
     actor: &str,
 ) -> Result<(), RestoreError> {
-    let status: Option<String> =
+    let status: Option<Status> =
         sqlx::query_scalar("SELECT status FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE")
             .bind(tenant.as_str())
             .bind(user.as_str())
@@ -257,7 +282,7 @@ pub async fn restore(
             .fetch_optional(&mut *conn)
             .await?;
     let status = status.ok_or(RestoreError::NotFound(id))?;
-    if status != "evicted" && status != "merged" {
+    if !matches!(status, Status::Evicted | Status::Merged) {
         return Err(RestoreError::NotRestorable { id, status });
     }
     sqlx::query(
@@ -273,62 +298,8 @@ pub async fn restore(
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    let (before, after) = (json!({"status": status}), json!({"status": "active"}));
-    record_history(
-        conn,
-        tenant,
-        id,
-        user,
-        "restored",
-        Some(before),
-        Some(after),
-        "restored by an operator",
-        None,
-        Some(actor),
-    )
-    .await?;
+    let (before, after) = (json!({"status": status}), json!({"status": Status::Active}));
+    let change = Change::by(actor, None, "restored by an operator");
+    lifecycle::record(conn, tenant, user, id, Action::Restored, Some(before), Some(after), &change).await?;
     Ok(())
-}
-
-/// Marks `old` superseded by `new` as of `at` (its validity ends there; the row stays
-/// for `as_of` searches and history), with a history row. False if `old` was not active.
-#[allow(clippy::too_many_arguments)]
-pub async fn supersede(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
-    old: Uuid,
-    new: Uuid,
-    at: DateTime<Utc>,
-    reason: &str,
-    job_run_id: Option<Uuid>,
-) -> sqlx::Result<bool> {
-    let done = sqlx::query(
-        "UPDATE memories SET status = 'superseded', valid_to = greatest($4, valid_from), superseded_by = $3, updated_at = now()
-          WHERE tenant_id = $1 AND id = $2 AND status = 'active'",
-    )
-    .bind(tenant.as_str())
-    .bind(old)
-    .bind(new)
-    .bind(at)
-    .execute(&mut *conn)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Ok(false);
-    }
-    let after = json!({"status": "superseded", "superseded_by": new, "valid_to": at});
-    record_history(
-        conn,
-        tenant,
-        old,
-        user,
-        "superseded",
-        Some(json!({"status": "active"})),
-        Some(after),
-        reason,
-        job_run_id,
-        None,
-    )
-    .await?;
-    Ok(true)
 }

@@ -27,13 +27,11 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::configuration::SearchSettings;
-use crate::domain::{UserId, ValidationError};
+use crate::domain::{Kind, ResultKind, UserId, ValidationError};
 use crate::memories::{self, CATEGORIES};
 use crate::models::Embedding;
 
 pub use query::{Lookups, SearchError, run};
-
-pub const KINDS: &[&str] = &["fact", "insight", "session_summary", "period_summary"];
 
 /// `POST /v1/search` as the client sends it.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -60,7 +58,7 @@ pub struct SearchQuery {
     pub min_score: f64,
     pub categories: Option<Vec<String>>,
     /// `fact` and/or `insight`.
-    pub memory_kinds: Vec<String>,
+    pub memory_kinds: Vec<Kind>,
     pub session_summaries: bool,
     pub period_summaries: bool,
     pub as_of: Option<DateTime<Utc>>,
@@ -70,7 +68,7 @@ pub struct SearchQuery {
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SearchResult {
     pub id: String,
-    pub kind: String,
+    pub kind: ResultKind,
     pub category: Option<String>,
     pub key: Option<String>,
     pub content: String,
@@ -113,12 +111,15 @@ impl SearchQuery {
                 memories::check_one_of("categories", category, CATEGORIES)?;
             }
         }
-        let kinds = request.kinds.unwrap_or_else(|| vec!["fact".into(), "insight".into()]);
+        let kinds: Vec<ResultKind> = match request.kinds {
+            None => vec![ResultKind::Fact, ResultKind::Insight],
+            Some(names) => names
+                .iter()
+                .map(|name| memories::parse_one_of("kinds", name, &ResultKind::ALL, ResultKind::as_str))
+                .collect::<Result<_, _>>()?,
+        };
         if kinds.is_empty() {
             return Err(ValidationError::new("kinds", "must not be empty"));
-        }
-        for kind in &kinds {
-            memories::check_one_of("kinds", kind, KINDS)?;
         }
         let as_of = request
             .as_of
@@ -136,9 +137,9 @@ impl SearchQuery {
             limit: limit as usize,
             min_score,
             categories: request.categories.filter(|c| !c.is_empty()),
-            memory_kinds: kinds.iter().filter(|k| memories::KINDS.contains(&k.as_str())).cloned().collect(),
-            session_summaries: kinds.iter().any(|k| k == "session_summary"),
-            period_summaries: kinds.iter().any(|k| k == "period_summary"),
+            memory_kinds: kinds.iter().filter_map(|k| k.memory()).collect(),
+            session_summaries: kinds.contains(&ResultKind::SessionSummary),
+            period_summaries: kinds.contains(&ResultKind::PeriodSummary),
             as_of,
             embedding,
         })
@@ -186,6 +187,6 @@ mod tests {
             assert_eq!(request(json.clone()).unwrap_err().field, field, "{json}");
         }
         let ok = request(serde_json::json!({"user_id": "u", "embedding": [1.0, 0.0, 0.0]})).unwrap();
-        assert_eq!(ok.memory_kinds, vec!["fact", "insight"]);
+        assert_eq!(ok.memory_kinds, vec![Kind::Fact, Kind::Insight]);
     }
 }

@@ -42,7 +42,7 @@ use super::summaries;
 use super::terms::{Terms, terms};
 use super::{SearchQuery, SearchResult, score};
 use crate::configuration::SearchSettings;
-use crate::domain::TenantId;
+use crate::domain::{Kind, TenantId};
 use crate::memories::decay::DecayParams;
 use crate::models::{Embedder, Embedding, ModelError};
 
@@ -188,7 +188,7 @@ pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
 
 /// A candidate as both ways return it: the row, its similarity, its lexical match and
 /// its decay weight, and how many rows the scan read.
-type Row = (Uuid, String, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, f64, f64, f64, i64);
+type Row = (Uuid, Kind, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, f64, f64, f64, i64);
 
 /// One search of a user's memories (facts and insights).
 struct MemoryLookup<'a> {
@@ -296,7 +296,7 @@ impl MemoryLookup<'_> {
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
-            .bind(&self.query.memory_kinds)
+            .bind(self.query.memory_kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())
             .bind(&self.query.categories)
             .bind(self.vector.to_pgvector())
             .bind(candidates(self.query.limit, self.settings) as i64)
@@ -316,7 +316,7 @@ impl MemoryLookup<'_> {
             .map(|(id, kind, category, key, content, updated_at, sources, similarity, lexical, decay, _)| {
                 SearchResult {
                     id: id.to_string(),
-                    kind,
+                    kind: kind.into(),
                     category: Some(category),
                     key,
                     content,

@@ -9,12 +9,12 @@ use super::query::candidates;
 use super::terms::{Terms, escape_like};
 use super::{SearchQuery, SearchResult, score};
 use crate::configuration::SearchSettings;
-use crate::domain::TenantId;
+use crate::domain::{ResultKind, TenantId};
 use crate::models::Embedding;
 
 /// How one kind of summary is stored.
 pub struct SummaryTable {
-    kind: &'static str,
+    kind: ResultKind,
     table: &'static str,
     id: &'static str,
     sources: &'static str,
@@ -23,7 +23,7 @@ pub struct SummaryTable {
 }
 
 pub const SESSIONS: SummaryTable = SummaryTable {
-    kind: "session_summary",
+    kind: ResultKind::SessionSummary,
     table: "sessions",
     id: "session_id",
     sources: "summary_event_ids",
@@ -32,7 +32,7 @@ pub const SESSIONS: SummaryTable = SummaryTable {
 };
 
 pub const PERIODS: SummaryTable = SummaryTable {
-    kind: "period_summary",
+    kind: ResultKind::PeriodSummary,
     table: "period_summaries",
     id: "id::text",
     sources: "'{}'::uuid[]",
@@ -77,7 +77,7 @@ pub async fn search(
         .into_iter()
         .map(|(id, content, updated_at, sources, similarity, lexical)| SearchResult {
             id,
-            kind: t.kind.to_owned(),
+            kind: t.kind,
             category: None,
             key: None,
             content,

@@ -21,7 +21,7 @@ async fn fact(app: &TestApp, user: &str, key: Option<&str>, content: &str, impor
     let embedding = app.embedder.embed_one(content).await.unwrap();
     let memory = NewMemory {
         user_id: UserId::parse(user).unwrap(),
-        kind: "fact",
+        kind: engram::memories::Kind::Fact,
         category: if key.is_some() { "technical".into() } else { "statement".into() },
         key: key.map(str::to_owned),
         content: content.into(),
@@ -33,9 +33,16 @@ async fn fact(app: &TestApp, user: &str, key: Option<&str>, content: &str, impor
         pinned: false,
     };
     let mut tx = app.db.tenant_tx(&tenant).await.unwrap();
-    let id = engram::memories::insert(&mut tx, &tenant, &memory, &embedding, app.embedder.model(), "test", None)
-        .await
-        .unwrap();
+    let id = engram::memories::insert(
+        &mut tx,
+        &tenant,
+        &memory,
+        &embedding,
+        app.embedder.model(),
+        &engram::memories::Change::by("test", None, "test"),
+    )
+    .await
+    .unwrap();
     tx.commit().await.unwrap();
     id
 }

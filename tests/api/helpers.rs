@@ -129,7 +129,7 @@ impl TestApp {
         let embedding = self.embedder.embed_one(content).await.unwrap();
         let memory = engram::memories::NewMemory {
             user_id: engram::domain::UserId::parse(user).unwrap(),
-            kind: "fact",
+            kind: engram::memories::Kind::Fact,
             category: category.into(),
             key: None,
             content: content.into(),
@@ -141,9 +141,16 @@ impl TestApp {
             pinned: false,
         };
         let mut tx = self.db.tenant_tx(&tenant).await.unwrap();
-        let id = engram::memories::insert(&mut tx, &tenant, &memory, &embedding, self.embedder.model(), "test", None)
-            .await
-            .unwrap();
+        let id = engram::memories::insert(
+            &mut tx,
+            &tenant,
+            &memory,
+            &embedding,
+            self.embedder.model(),
+            &engram::memories::Change::by("test", None, "test"),
+        )
+        .await
+        .unwrap();
         tx.commit().await.unwrap();
         id
     }

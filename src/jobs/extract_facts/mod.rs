@@ -24,7 +24,7 @@ mod llm;
 use super::facts::{self, Found};
 use super::runner::Unit;
 use super::{Counts, Models, Scope};
-use crate::memories::{self, NewMemory};
+use crate::memories::{self, NewMemory, lifecycle};
 use crate::models::{Embedder, Embedding};
 use crate::text::{redact, sensitive_kinds, sentences};
 use llm::{triggers, with_llm};
@@ -282,7 +282,7 @@ async fn store(
     }
     let memory = NewMemory {
         user_id: unit.user.clone(),
-        kind: "fact",
+        kind: memories::Kind::Fact,
         category: found.category.to_owned(),
         key: found.key.clone(),
         content: found.content.clone(),
@@ -296,11 +296,9 @@ async fn store(
     let reason = if found.source_quote.is_some() { "extracted by the LLM" } else { "extracted by rules" };
     let memory =
         NewMemory { source_quote: Some(found.source_quote.clone().unwrap_or_else(|| found.content.clone())), ..memory };
-    let id =
-        memories::insert(conn, unit.tenant, &memory, &embedding, embedder.model(), reason, Some(unit.run_id)).await?;
+    let id = memories::insert(conn, unit.tenant, &memory, &embedding, embedder.model(), &unit.change(reason)).await?;
     for (old, reason) in &supersedes {
-        memories::supersede(conn, unit.tenant, unit.user, *old, id, event.created_at, reason, Some(unit.run_id))
-            .await?;
+        lifecycle::supersede(conn, unit.tenant, unit.user, *old, id, event.created_at, &unit.change(*reason)).await?;
     }
     let superseded: Vec<Uuid> = supersedes.iter().map(|(id, _)| *id).collect();
     sqlx::query(
@@ -365,28 +363,7 @@ async fn refresh(conn: &mut PgConnection, unit: &Unit<'_>, old: &Existing, event
     if old.source_event_ids.contains(&event.id) {
         return Ok(());
     }
-    sqlx::query(
-        "UPDATE memories SET updated_at = now(), source_event_ids = array_append(source_event_ids, $3) WHERE tenant_id = $1 AND id = $2",
-    )
-    .bind(unit.tenant.as_str())
-    .bind(old.id)
-    .bind(event.id)
-    .execute(&mut *conn)
-    .await?;
-    let after = serde_json::json!({"source_event_ids": [event.id]});
-    memories::record_history(
-        conn,
-        unit.tenant,
-        old.id,
-        unit.user,
-        "updated",
-        None,
-        Some(after),
-        "restated by the user",
-        Some(unit.run_id),
-        None,
-    )
-    .await
+    lifecycle::refresh(conn, unit.tenant, unit.user, old.id, event.id, &unit.change("restated by the user")).await
 }
 
 async fn same_session_within_hour(

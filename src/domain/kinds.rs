@@ -1,0 +1,64 @@
+//! What a lookup returns, and what a memory is: typed once, named in one place.
+
+use serde::Serialize;
+
+/// A stated fact, or an insight a job derived from facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Fact,
+    Insight,
+}
+
+impl Kind {
+    pub const ALL: [Self; 2] = [Self::Fact, Self::Insight];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fact => "fact",
+            Self::Insight => "insight",
+        }
+    }
+}
+
+/// The kind of a search or context result: a memory, or a summary of sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    Fact,
+    Insight,
+    SessionSummary,
+    PeriodSummary,
+}
+
+impl ResultKind {
+    pub const ALL: [Self; 4] = [Self::Fact, Self::Insight, Self::SessionSummary, Self::PeriodSummary];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fact => "fact",
+            Self::Insight => "insight",
+            Self::SessionSummary => "session_summary",
+            Self::PeriodSummary => "period_summary",
+        }
+    }
+
+    /// The memory kind, for results that are memories.
+    pub fn memory(self) -> Option<Kind> {
+        match self {
+            Self::Fact => Some(Kind::Fact),
+            Self::Insight => Some(Kind::Insight),
+            Self::SessionSummary | Self::PeriodSummary => None,
+        }
+    }
+}
+
+impl From<Kind> for ResultKind {
+    fn from(kind: Kind) -> Self {
+        match kind {
+            Kind::Fact => Self::Fact,
+            Kind::Insight => Self::Insight,
+        }
+    }
+}
