@@ -17,7 +17,7 @@ use crate::clock::Clock;
 use crate::configuration::Settings;
 use crate::db::Database;
 use crate::http::{self, state::AppState};
-use crate::jobs::{JobKind, Models, definition, scheduler::Worker};
+use crate::jobs::{Models, definition, scheduler::Worker};
 use crate::metrics::Metrics;
 use crate::models::{Embedder, Llm};
 
@@ -49,17 +49,17 @@ impl Application {
         let metrics = Metrics::new();
         let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
         let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
+        let prompts = crate::jobs::load_prompts(&settings.jobs.dir, llm.is_some(), &jobs)?;
         let access = Arc::new(AccessRecorder::default());
         let flush_every = Duration::from_millis(settings.search.access_flush_ms.max(10));
         metrics.initialise(&jobs.keys().map(String::as_str).collect::<Vec<_>>());
         if let Some(llm) = &llm {
-            metrics.initialise_llm(llm.model(), &prompt_names(&settings.jobs.dir));
+            metrics.initialise_llm(llm.model(), &prompts.names().map(str::to_owned).collect::<Vec<_>>());
         }
         let role = settings.server.role;
         let worker = match role.runs_jobs() {
             true => {
-                let models =
-                    Models { embedder: embedder.clone(), llm: llm.clone(), prompts: settings.jobs.dir.join("prompts") };
+                let models = Models { embedder: embedder.clone(), llm: llm.clone(), prompts };
                 Some(
                     Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), models, settings.jobs.clone())
                         .await?,
@@ -70,8 +70,8 @@ impl Application {
         let mut state = AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone(), jobs.clone())?;
         // Search ranks by the same decay the evict job scores with.
         state.clock = clock;
-        if let Some(JobKind::Evict(params)) = jobs.get("evict").map(|d| &d.kind) {
-            state.decay = params.decay.clone();
+        if let Some(decay) = jobs.values().find_map(|d| d.job.ranking_decay()) {
+            state.decay = decay.clone();
         }
         let cors_origins = state.settings.server.cors_origins.clone();
         let metrics_listener = match &state.settings.server.metrics_bind {
@@ -183,13 +183,4 @@ async fn check_readiness_periodically(state: web::Data<AppState>) {
         ticker.tick().await;
         state.readiness_problems().await;
     }
-}
-
-/// The prompts in `<jobs.dir>/prompts`, by name: the purposes the LLM is called for.
-fn prompt_names(jobs_dir: &std::path::Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(jobs_dir.join("prompts")) else { return Vec::new() };
-    let mut names: Vec<String> =
-        entries.filter_map(|e| e.ok()?.path().file_name()?.to_str()?.strip_suffix(".md").map(str::to_owned)).collect();
-    names.sort();
-    names
 }

@@ -101,7 +101,7 @@ pub(super) fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Exe
     let models = Models {
         embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
         llm: None,
-        prompts: settings.jobs.dir.join("prompts"),
+        prompts: crate::jobs::load_prompts(&settings.jobs.dir, false, &jobs)?,
     };
     Ok(Executor {
         pool: pool.clone(),
@@ -118,7 +118,12 @@ pub(super) async fn run_job(executor: &Executor, job: &str, scope: &Scope) -> an
     eprintln!("bench: running {job}");
     let id = control::trigger(&executor.pool, &executor.jobs, job, scope, Trigger::Cli, false, None).await?;
     let run = executor.run_now(job, id, Duration::from_secs(60)).await?;
-    anyhow::ensure!(run.status == "succeeded", "{job} ended {}: {:?}", run.status, run.error);
+    anyhow::ensure!(
+        run.status == crate::jobs::runs::RunStatus::Succeeded,
+        "{job} ended {}: {:?}",
+        run.status,
+        run.error
+    );
     Ok(run)
 }
 

@@ -106,7 +106,7 @@ impl Prepared {
                     }
                 });
                 let metrics = Metrics::new();
-                let models = Models::from_settings(settings, &metrics)?;
+                let models = Models::from_settings(settings, &metrics, &self.jobs)?;
                 let executor = Executor {
                     pool: db.pool.clone(),
                     jobs: self.jobs.clone(),
@@ -119,7 +119,7 @@ impl Prepared {
                 let lock_wait = Duration::from_secs(settings.jobs.stale_secs.max(5));
                 let run = executor.run_now(&name, run_id, lock_wait).await?;
                 print_run(&run, json)?;
-                if run.status != "succeeded" {
+                if run.status != crate::jobs::runs::RunStatus::Succeeded {
                     bail!("run {} ended {}", run.id, run.status);
                 }
                 Ok(())
@@ -138,7 +138,7 @@ fn print_run(run: &Run, json: bool) -> anyhow::Result<()> {
     let dry = if run.dry_run { " (dry run: nothing changed)" } else { "" };
     writeln!(out, "run {} of {}: {}{dry}", run.id, run.job, run.status)?;
     if let Some(reason) = &run.stop_reason {
-        writeln!(out, "  stopped early: {reason}")?;
+        writeln!(out, "  stopped early: {}", reason.as_str())?;
     }
     if let Some(error) = &run.error {
         writeln!(out, "  error: {error}")?;

@@ -65,7 +65,7 @@ impl Harness {
             job.budget.max_users = u64::MAX;
         }
         let metrics = Metrics::new();
-        let models = Models::from_settings(settings, &metrics)?;
+        let models = Models::from_settings(settings, &metrics, &jobs)?;
         let executor = Executor {
             pool: db.pool.clone(),
             jobs: Arc::new(jobs),
@@ -112,7 +112,12 @@ impl Harness {
                     .await
                     .map_err(|e| anyhow::anyhow!("{job}: {e}"))?;
             let run = self.executor.run_now(job, id, Duration::from_secs(60)).await?;
-            anyhow::ensure!(run.status == "succeeded", "{job} ended {}: {:?}", run.status, run.error);
+            anyhow::ensure!(
+                run.status == crate::jobs::runs::RunStatus::Succeeded,
+                "{job} ended {}: {:?}",
+                run.status,
+                run.error
+            );
         }
         Ok(())
     }

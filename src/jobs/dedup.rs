@@ -18,10 +18,10 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::facts::technologies;
-use super::runner::Unit;
+use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::memories::lifecycle;
-use crate::models::{Prompt, TokenBudget};
+use crate::models::TokenBudget;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -233,8 +233,32 @@ struct LlmVerdict {
 /// The LLM's judgement of a similar pair: the merged text when they say the same.
 async fn ask(models: &Models, budget: &TokenBudget, older: &Row, newer: &Row) -> anyhow::Result<Option<String>> {
     let llm = models.llm.as_ref().expect("called with an LLM");
-    let prompt = Prompt::load(&models.prompts, "dedup")?;
+    let prompt = models.prompts.get("dedup")?;
     let vars = HashMap::from([("older", older.content.clone()), ("newer", newer.content.clone())]);
-    let answer: LlmVerdict = llm.complete("dedup", &prompt, &vars, budget).await?;
+    let answer: LlmVerdict = llm.complete("dedup", prompt, &vars, budget).await?;
     Ok(answer.same.then_some(answer.merged).filter(|m| !m.trim().is_empty()))
+}
+
+impl Job for DedupParams {
+    fn prompt(&self) -> Option<&'static str> {
+        Some("dedup")
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        _now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, scope))
+    }
+
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit, models))
+    }
 }

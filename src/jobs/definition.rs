@@ -9,14 +9,10 @@ use chrono::{DateTime, Timelike, Utc};
 use croner::parser::{CronParser, Seconds, Year};
 use serde::Deserialize;
 
-use super::dedup::DedupParams;
-use super::evict::EvictParams;
-use super::extract_facts::ExtractParams;
-use super::index_large_users::IndexParams;
-use super::purge::PurgeParams;
-use super::reflect::ReflectParams;
-use super::summarize_periods::PeriodParams;
-use super::summarize_sessions::SummarizeParams;
+use std::sync::Arc;
+
+use super::REGISTRY;
+use super::job::Job;
 
 /// A 6-field cron expression with seconds, evaluated in UTC.
 #[derive(Debug, Clone)]
@@ -88,31 +84,6 @@ impl Default for Budget {
     }
 }
 
-/// What a job does, with its typed parameters.
-#[derive(Debug, Clone)]
-pub enum JobKind {
-    SummarizeSessions(SummarizeParams),
-    SummarizePeriods(PeriodParams),
-    ExtractFacts(ExtractParams),
-    Dedup(DedupParams),
-    Evict(EvictParams),
-    Reflect(ReflectParams),
-    Purge(PurgeParams),
-    IndexLargeUsers(IndexParams),
-}
-
-/// The jobs engram knows; a file for any other name is an error.
-pub const KNOWN: &[&str] = &[
-    "summarize_sessions",
-    "summarize_periods",
-    "extract_facts",
-    "dedup",
-    "evict",
-    "reflect",
-    "purge",
-    "index_large_users",
-];
-
 #[derive(Debug, Clone)]
 pub struct Definition {
     pub name: String,
@@ -124,7 +95,8 @@ pub struct Definition {
     /// Users worked on at once, each in its own transaction on its own connection.
     pub concurrency: usize,
     pub budget: Budget,
-    pub kind: JobKind,
+    /// What the job does, with its typed parameters.
+    pub job: Arc<dyn Job>,
 }
 
 #[derive(Deserialize)]
@@ -155,6 +127,9 @@ fn default_timeout() -> String {
     "1h".into()
 }
 
+/// Parses a job's `[params]` into the job.
+pub(crate) type ParseParams = fn(toml::Table) -> Result<Arc<dyn Job>, String>;
+
 /// Each unit in flight holds a connection of the pool.
 const MAX_CONCURRENCY: usize = 8;
 
@@ -175,9 +150,10 @@ pub fn load_dir(dir: &Path) -> anyhow::Result<BTreeMap<String, Definition>> {
 /// One job file; the error names the offending key.
 pub fn load_file(path: &Path) -> Result<Definition, String> {
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
-    if !KNOWN.contains(&name.as_str()) {
-        return Err(format!("unknown job `{name}`; known jobs: {}", KNOWN.join(", ")));
-    }
+    let Some((_, parse)) = REGISTRY.iter().find(|(known, _)| *known == name) else {
+        let known: Vec<&str> = REGISTRY.iter().map(|(known, _)| *known).collect();
+        return Err(format!("unknown job `{name}`; known jobs: {}", known.join(", ")));
+    };
     let text = std::fs::read_to_string(path).map_err(|err| err.to_string())?;
     let file: JobFile = toml::from_str(&text).map_err(|err| err.to_string().trim_end().to_owned())?;
     let schedule = Cron::parse(&file.schedule).map_err(|err| format!("schedule: {err}"))?;
@@ -189,29 +165,8 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
     if !(0.0..=1.0).contains(&budget.max_removed_fraction) {
         return Err("budget.max_removed_fraction: must be between 0 and 1".into());
     }
-    let kind = match name.as_str() {
-        "summarize_sessions" => JobKind::SummarizeSessions(params(file.params)?),
-        "summarize_periods" => JobKind::SummarizePeriods(params(file.params)?),
-        "extract_facts" => {
-            let params: ExtractParams = params(file.params)?;
-            params.check()?;
-            JobKind::ExtractFacts(params)
-        }
-        "dedup" => JobKind::Dedup(params(file.params)?),
-        "evict" => JobKind::Evict(params(file.params)?),
-        "reflect" => JobKind::Reflect(params(file.params)?),
-        "purge" => JobKind::Purge(params(file.params)?),
-        "index_large_users" => {
-            let params: IndexParams = params(file.params)?;
-            params.check()?;
-            // PostgreSQL builds one index of a table at a time, and the cap is counted per unit.
-            if file.concurrency != 1 {
-                return Err("concurrency: index_large_users works on one user at a time (1)".into());
-            }
-            JobKind::IndexLargeUsers(params)
-        }
-        _ => unreachable!("checked against KNOWN"),
-    };
+    let job = parse(file.params)?;
+    job.check(file.concurrency)?;
     Ok(Definition {
         name,
         file: path.to_owned(),
@@ -220,12 +175,18 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
         timeout,
         concurrency: file.concurrency,
         budget,
-        kind,
+        job,
     })
 }
 
 /// A job's `[params]` as its typed parameters; errors carry the `params.` path.
-fn params<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
+pub(super) fn params<T: Job + serde::de::DeserializeOwned + 'static>(
+    table: toml::Table,
+) -> Result<Arc<dyn Job>, String> {
+    typed::<T>(table).map(|params| Arc::new(params) as Arc<dyn Job>)
+}
+
+fn typed<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner().to_string();

@@ -3,11 +3,12 @@
 //! retention. The score is `engram_decay`, the function search ranks with, computed in
 //! one set-based statement per user. Pinned memories and protected categories stay.
 
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::runner::Unit;
-use super::{Counts, Scope};
+use super::job::{BoxFuture, Job, Unit, UnitMode};
+use super::{Counts, Models, Scope};
 use crate::memories::decay::DecayParams;
 use crate::memories::lifecycle::{self, Eviction};
 
@@ -106,4 +107,33 @@ pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit
     counts.add("evicted_over_cap", victims.len() as i64 - below_min);
     counts.add("kept_by_removal_cap", eligible - victims.len() as i64);
     Ok(counts)
+}
+
+impl Job for EvictParams {
+    fn mode(&self) -> UnitMode {
+        // One set-based statement per user, the same shape whatever the user's size.
+        UnitMode::Transaction { custom_plans: false }
+    }
+
+    fn ranking_decay(&self) -> Option<&DecayParams> {
+        Some(&self.decay)
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        _now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, scope))
+    }
+
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        _models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit))
+    }
 }

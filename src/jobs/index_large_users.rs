@@ -12,11 +12,12 @@
 //! the next run. The job works on one user at a time: PostgreSQL builds one index of a
 //! table at a time anyway.
 
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{Connection, PgPool};
 
-use super::runner::Unit;
-use super::{Counts, Scope};
+use super::job::{BoxFuture, Job, Unit, UnitMode};
+use super::{Counts, Models, Scope};
 use crate::{user_indexes, users};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -177,4 +178,38 @@ pub async fn run_unit(
     }
     conn.close().await?;
     Ok(counts)
+}
+
+impl Job for IndexParams {
+    fn check(&self, concurrency: usize) -> Result<(), String> {
+        IndexParams::check(self)?;
+        // PostgreSQL builds one index of a table at a time, and the cap is counted per unit.
+        if concurrency != 1 {
+            return Err("concurrency: index_large_users works on one user at a time (1)".into());
+        }
+        Ok(())
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        _now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, self, scope))
+    }
+
+    fn mode(&self) -> UnitMode {
+        UnitMode::OutsideTransaction
+    }
+
+    fn run_outside<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+        dry_run: bool,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(pool, self, unit, models.embedder.dims(), dry_run))
+    }
 }

@@ -29,6 +29,7 @@ mod evict;
 mod extract_facts;
 pub mod facts;
 pub mod index_large_users;
+pub mod job;
 mod llm_usage;
 mod purge;
 mod reflect;
@@ -39,39 +40,65 @@ mod summarize_periods;
 mod summarize_sessions;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::domain::{TenantId, UserId};
-use crate::models::{Embedder, Llm};
+use crate::models::{Embedder, Llm, Prompts};
 
-pub use definition::{Budget, Definition, JobKind};
+pub use definition::{Budget, Definition};
+pub use job::{Job, Unit, UnitMode};
+
+/// Every job engram knows, by the name of its file (`jobs/NAME.toml`), with the parser
+/// of its `[params]`. Adding a job is a file in `src/jobs/` and a line here.
+pub(crate) const REGISTRY: &[(&str, definition::ParseParams)] = &[
+    ("summarize_sessions", definition::params::<summarize_sessions::SummarizeParams>),
+    ("summarize_periods", definition::params::<summarize_periods::PeriodParams>),
+    ("extract_facts", definition::params::<extract_facts::ExtractParams>),
+    ("dedup", definition::params::<dedup::DedupParams>),
+    ("evict", definition::params::<evict::EvictParams>),
+    ("reflect", definition::params::<reflect::ReflectParams>),
+    ("purge", definition::params::<purge::PurgeParams>),
+    ("index_large_users", definition::params::<index_large_users::IndexParams>),
+];
 pub use runner::{Executor, RunOutcome};
 pub use runs::{Enqueued, NewRun, Run};
 
 /// The models jobs use: the embedder always, the LLM when one is configured (without
-/// it every job takes its fallback path), and the folder of prompts.
+/// it every job takes its fallback path), and the prompts, read once.
 #[derive(Clone)]
 pub struct Models {
     pub embedder: Arc<Embedder>,
     pub llm: Option<Arc<Llm>>,
-    pub prompts: PathBuf,
+    pub prompts: Arc<Prompts>,
 }
 
 impl Models {
-    /// The configured embedder and LLM, and the prompts of `jobs.dir`.
+    /// The configured embedder and LLM, and the prompts of `jobs.dir` for `jobs`.
     pub fn from_settings(
         settings: &crate::configuration::Settings,
         metrics: &crate::metrics::Metrics,
+        jobs: &BTreeMap<String, Definition>,
     ) -> anyhow::Result<Self> {
+        let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
         Ok(Self {
             embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
-            llm: Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new),
-            prompts: settings.jobs.dir.join("prompts"),
+            prompts: load_prompts(&settings.jobs.dir, llm.is_some(), jobs)?,
+            llm,
         })
     }
+}
+
+/// The prompts in `<jobs_dir>/prompts`. With an LLM, every prompt one of `jobs` sends
+/// must be there and well-formed, or startup stops naming the file.
+pub fn load_prompts(jobs_dir: &Path, llm: bool, jobs: &BTreeMap<String, Definition>) -> anyhow::Result<Arc<Prompts>> {
+    let prompts = Prompts::load_dir(&jobs_dir.join("prompts"))?;
+    if llm {
+        prompts.require(jobs.values().filter_map(|d| d.job.prompt()))?;
+    }
+    Ok(Arc::new(prompts))
 }
 
 /// What a run covers: every tenant, one tenant, or one user of one tenant.
@@ -104,7 +131,10 @@ impl Scope {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who asked for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
 pub enum Trigger {
     Schedule,
     Admin,

@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::runner::Unit;
-use super::{Counts, Run, Scope};
+use super::job::{BoxFuture, Job, Unit, UnitMode};
+use super::{Counts, Models, Run, Scope};
 use crate::memories::lifecycle;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -120,4 +120,37 @@ pub async fn old_runs(
     let mut counts = Counts::default();
     counts.add("job_runs_deleted", deleted as i64);
     Ok(counts)
+}
+
+impl Job for PurgeParams {
+    fn mode(&self) -> UnitMode {
+        UnitMode::Transaction { custom_plans: false }
+    }
+
+    fn before_units<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        run: &'a Run,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Counts>> {
+        Box::pin(old_runs(conn, self, run, now))
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, self, scope, now))
+    }
+
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        _models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit))
+    }
 }

@@ -15,10 +15,10 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::facts::technologies;
-use super::runner::Unit;
+use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::memories::{self, CATEGORIES, NewMemory, lifecycle};
-use crate::models::{Prompt, TokenBudget};
+use crate::models::TokenBudget;
 use crate::text::sensitive_kinds;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -155,8 +155,7 @@ async fn with_llm(
     let listed: Vec<String> = shown.iter().map(|m| format!("- {} [{}] {}", m.id, m.category, m.content)).collect();
     let vars = HashMap::from([("memories", listed.join("\n")), ("max_insights", params.max_insights.to_string())]);
     let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));
-    let answer: Reflection =
-        llm.complete("reflect", &Prompt::load(&models.prompts, "reflect")?, &vars, &budget).await?;
+    let answer: Reflection = llm.complete("reflect", models.prompts.get("reflect")?, &vars, &budget).await?;
     counts.add("llm_tokens", budget.used() as i64);
     // Only ids the LLM was shown count; anything else is ignored and counted.
     let ids: HashMap<Uuid, &Recent> = shown.iter().map(|m| (m.id, *m)).collect();
@@ -233,4 +232,28 @@ async fn with_llm(
         }
     }
     Ok(())
+}
+
+impl Job for ReflectParams {
+    fn prompt(&self) -> Option<&'static str> {
+        Some("reflect")
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        _now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, self, scope))
+    }
+
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit, models))
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use sqlx::{Connection, PgConnection, PgPool};
@@ -14,91 +14,23 @@ use tokio::sync::watch;
 use tracing::Instrument;
 use uuid::Uuid;
 
-use super::definition::{Budget, Definition, JobKind};
-use super::{
-    Counts, Models, Run, Scope, checkpoints, dedup, evict, extract_facts, index_large_users, llm_usage, purge, reflect,
-    runs, summarize_periods, summarize_sessions,
-};
+use super::definition::Definition;
+use super::job::{Unit, UnitMode};
+use super::runs::{RunStatus, StopReason};
+use super::{Counts, Models, Run, checkpoints, llm_usage, runs};
 use crate::configuration::JobSettings;
 use crate::db::begin_tenant_tx_with;
 use crate::domain::{TenantId, UserId};
 use crate::metrics::Metrics;
 use crate::users;
 
-/// One user's share of a run, as the job function sees it.
-pub struct Unit<'a> {
-    /// The job's name: its changes are recorded as by `job:<name>`.
-    pub job: &'a str,
-    pub run_id: Uuid,
-    pub tenant: &'a TenantId,
-    pub user: &'a UserId,
-    pub now: DateTime<Utc>,
-    pub budget: &'a Budget,
-    /// What the run's units finished before this one started counted.
-    pub earlier: Counts,
-}
-
-impl Unit<'_> {
-    /// A change this unit makes to a memory, for its history row.
-    pub fn change(&self, reason: impl Into<String>) -> crate::memories::Change {
-        crate::memories::Change::by(format!("job:{}", self.job), Some(self.run_id), reason)
-    }
-}
-
-impl JobKind {
-    /// The users this job may have work for, within `scope`.
-    async fn candidates(
-        &self,
-        pool: &PgPool,
-        scope: &Scope,
-        now: DateTime<Utc>,
-    ) -> sqlx::Result<Vec<(String, String)>> {
-        match self {
-            Self::SummarizeSessions(params) => summarize_sessions::candidates(pool, params, scope, now).await,
-            Self::SummarizePeriods(params) => summarize_periods::candidates(pool, params, scope, now).await,
-            Self::ExtractFacts(_) => extract_facts::candidates(pool, scope).await,
-            Self::Dedup(_) => dedup::candidates(pool, scope).await,
-            Self::Evict(_) => evict::candidates(pool, scope).await,
-            Self::Reflect(params) => reflect::candidates(pool, params, scope).await,
-            Self::Purge(params) => purge::candidates(pool, params, scope, now).await,
-            Self::IndexLargeUsers(params) => index_large_users::candidates(pool, params, scope).await,
-        }
-    }
-
-    /// Whether this job's per-user statements need a plan for each user's size.
-    fn needs_custom_plans(&self) -> bool {
-        !matches!(self, Self::Evict(_) | Self::Purge(_))
-    }
-
-    /// Work that belongs to no user, done once before the units.
-    async fn before_units(&self, conn: &mut PgConnection, run: &Run, now: DateTime<Utc>) -> sqlx::Result<Counts> {
-        match self {
-            Self::Purge(params) => purge::old_runs(conn, params, run, now).await,
-            _ => Ok(Counts::default()),
-        }
-    }
-
-    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
-        match self {
-            Self::SummarizeSessions(params) => summarize_sessions::run_unit(conn, params, unit, models).await,
-            Self::SummarizePeriods(params) => summarize_periods::run_unit(conn, params, unit, models).await,
-            Self::ExtractFacts(params) => extract_facts::run_unit(conn, params, unit, models).await,
-            Self::Dedup(params) => dedup::run_unit(conn, params, unit, models).await,
-            Self::Evict(params) => evict::run_unit(conn, params, unit).await,
-            Self::Reflect(params) => reflect::run_unit(conn, params, unit, models).await,
-            Self::Purge(params) => purge::run_unit(conn, params, unit).await,
-            Self::IndexLargeUsers(_) => anyhow::bail!("index_large_users runs outside a transaction"),
-        }
-    }
-}
-
 /// How a run ended.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub run_id: Uuid,
-    pub status: &'static str,
+    pub status: RunStatus,
     pub counts: Counts,
-    pub stop_reason: Option<&'static str>,
+    pub stop_reason: Option<StopReason>,
     pub error: Option<String>,
 }
 
@@ -191,7 +123,7 @@ impl Executor {
             tracing::error!(error = format!("{err:#}"), "run failed");
             RunOutcome {
                 run_id: run.id,
-                status: "failed",
+                status: RunStatus::Failed,
                 counts: Counts::default(),
                 stop_reason: None,
                 error: Some(format!("{err:#}")),
@@ -209,12 +141,12 @@ impl Executor {
         {
             tracing::error!(error = %err, "cannot record the end of the run");
         }
-        self.metrics.job_runs.with_label_values(&[&run.job, outcome.status]).inc();
+        self.metrics.job_runs.with_label_values(&[&run.job, outcome.status.as_str()]).inc();
         self.metrics.job_duration.with_label_values(&[&run.job]).observe(started.elapsed().as_secs_f64());
-        if outcome.status == "succeeded" && !run.dry_run {
+        if outcome.status == RunStatus::Succeeded && !run.dry_run {
             self.metrics.job_last_success.with_label_values(&[&run.job]).set(Utc::now().timestamp() as f64);
         }
-        tracing::info!(status = outcome.status, stop_reason = outcome.stop_reason, counts = %outcome.counts.to_json(),
+        tracing::info!(status = outcome.status.as_str(), stop_reason = outcome.stop_reason.map(StopReason::as_str), counts = %outcome.counts.to_json(),
                        seconds = started.elapsed().as_secs_f64(), "run finished");
         outcome
     }
@@ -226,14 +158,14 @@ impl Executor {
         let mut counts = Counts::default();
 
         let mut tx = self.pool.begin().await?;
-        counts.merge(&definition.kind.before_units(&mut tx, run, now).await?);
+        counts.merge(&definition.job.before_units(&mut tx, run, now).await?);
         if run.dry_run {
             tx.rollback().await?
         } else {
             tx.commit().await?
         }
 
-        let candidates = definition.kind.candidates(&self.pool, &run.scope(), now).await?;
+        let candidates = definition.job.candidates(&self.pool, &run.scope(), now).await?;
         let (units, deferred) = checkpoints::pending(&self.pool, &run.job, &candidates, pass).await?;
         counts.add("deferred", deferred);
         let mut stop_reason = None;
@@ -293,12 +225,12 @@ impl Executor {
             }
         }
         let status = match stop_reason {
-            Some("shutdown") => "cancelled",
-            _ if counts.get("failed") > 0 && counts.get("users") == 0 => "failed",
-            _ => "succeeded",
+            Some(StopReason::Shutdown) => RunStatus::Cancelled,
+            _ if counts.get("failed") > 0 && counts.get("users") == 0 => RunStatus::Failed,
+            _ => RunStatus::Succeeded,
         };
-        let error =
-            (status == "failed").then(|| format!("all {} units failed; see the worker's log", counts.get("failed")));
+        let error = (status == RunStatus::Failed)
+            .then(|| format!("all {} units failed; see the worker's log", counts.get("failed")));
         Ok(RunOutcome { run_id: run.id, status, counts, stop_reason, error })
     }
 
@@ -309,15 +241,15 @@ impl Executor {
         counts: &Counts,
         in_flight: usize,
         started: Instant,
-    ) -> Option<&'static str> {
+    ) -> Option<StopReason> {
         if *self.shutdown.borrow() {
-            Some("shutdown")
+            Some(StopReason::Shutdown)
         } else if started.elapsed() >= definition.timeout {
-            Some("timeout")
+            Some(StopReason::Timeout)
         } else if (counts.get("users") as u64).saturating_add(in_flight as u64) >= definition.budget.max_users {
-            Some("max_users")
+            Some(StopReason::MaxUsers)
         } else if counts.get("llm_tokens") as u64 >= definition.budget.max_llm_tokens {
-            Some("max_llm_tokens")
+            Some(StopReason::MaxLlmTokens)
         } else {
             None
         }
@@ -332,21 +264,21 @@ impl Executor {
         pass: Uuid,
         unit: &Unit<'_>,
     ) -> anyhow::Result<Claimed> {
-        if let JobKind::IndexLargeUsers(params) = &definition.kind {
-            // Index DDL cannot run in a transaction. Its steps are idempotent instead, and
-            // it keeps no checkpoints: every run looks at every candidate again.
-            let counts =
-                index_large_users::run_unit(&self.pool, params, unit, self.models.embedder.dims(), run.dry_run).await?;
-            if !run.dry_run {
-                checkpoints::clear(&self.pool, unit.tenant, unit.user, &run.job).await?;
+        let custom_plans = match definition.job.mode() {
+            UnitMode::Transaction { custom_plans } => custom_plans,
+            UnitMode::OutsideTransaction => {
+                let counts = definition.job.run_outside(&self.pool, unit, &self.models, run.dry_run).await?;
+                if !run.dry_run {
+                    checkpoints::clear(&self.pool, unit.tenant, unit.user, &run.job).await?;
+                }
+                return Ok(Claimed::Done(counts));
             }
-            return Ok(Claimed::Done(counts));
-        }
+        };
         // Custom plans where a job's statements should differ for users with 10
         // memories and with 100,000 (the HNSW index or the user's own rows).
         // Asynchronous commit: a crash loses at most the last few units, checkpoint and
         // work together, and the next run does them again.
-        let plans = if definition.kind.needs_custom_plans() { "force_custom_plan" } else { "auto" };
+        let plans = if custom_plans { "force_custom_plan" } else { "auto" };
         let settings = format!("SET LOCAL plan_cache_mode = {plans}; SET LOCAL synchronous_commit = off");
         let mut tx = begin_tenant_tx_with(&self.pool, unit.tenant, &settings).await?;
         // A user forgotten since the candidates were read has nothing left to work on,
@@ -364,7 +296,7 @@ impl Executor {
         {
             return Ok(Claimed::OverTenantBudget);
         }
-        let counts = definition.kind.run_unit(&mut tx, unit, &self.models).await?;
+        let counts = definition.job.run_unit(&mut tx, unit, &self.models).await?;
         if counts.get("llm_tokens") > 0 {
             llm_usage::record(&mut tx, unit.tenant, counts.get("llm_tokens")).await?;
         }

@@ -15,6 +15,67 @@ use crate::domain::TenantId;
 pub const RUN_LOCK: i32 = 0x656e_6731; // held for a run's whole duration
 const ENQUEUE_LOCK: i32 = 0x656e_6732; // held while checking for overlaps and inserting
 
+/// Where a run is: queued, then running, then one of the finished states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+    Abandoned,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Abandoned => "abandoned",
+        }
+    }
+}
+
+/// Tests and logs read a status as its name.
+impl PartialEq<&str> for RunStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a run stopped before its last unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    MaxUsers,
+    MaxLlmTokens,
+    Timeout,
+    Shutdown,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MaxUsers => "max_users",
+            Self::MaxLlmTokens => "max_llm_tokens",
+            Self::Timeout => "timeout",
+            Self::Shutdown => "shutdown",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Run {
     pub id: Uuid,
@@ -22,16 +83,15 @@ pub struct Run {
     /// The scope: no tenant means every tenant; a user is always within a tenant.
     pub tenant_id: Option<String>,
     pub user_id: Option<String>,
-    pub trigger: String,
-    /// queued | running | succeeded | failed | cancelled | abandoned
-    pub status: String,
+    pub trigger: Trigger,
+    pub status: RunStatus,
     pub dry_run: bool,
     /// Items by action, e.g. `{"users": 12, "evicted": 40}`.
     #[schema(value_type = Object)]
     pub counts: Value,
     pub error: Option<String>,
-    /// Why a run stopped before its last unit: max_users, max_llm_tokens, timeout, shutdown.
-    pub stop_reason: Option<String>,
+    /// Why a run stopped before its last unit.
+    pub stop_reason: Option<StopReason>,
     pub worker_id: Option<String>,
     pub tick_at: Option<DateTime<Utc>>,
     pub as_of: Option<DateTime<Utc>>,
@@ -49,7 +109,7 @@ impl Run {
     }
 
     pub fn is_finished(&self) -> bool {
-        !matches!(self.status.as_str(), "queued" | "running")
+        !matches!(self.status, RunStatus::Queued | RunStatus::Running)
     }
 }
 
@@ -215,10 +275,10 @@ pub async fn heartbeat(pool: &PgPool, id: Uuid, counts: &Value) -> sqlx::Result<
 pub async fn finish(
     pool: &PgPool,
     id: Uuid,
-    status: &str,
+    status: RunStatus,
     counts: &Value,
     error: Option<&str>,
-    stop_reason: Option<&str>,
+    stop_reason: Option<StopReason>,
 ) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE job_runs SET status = $2, counts = $3, error = $4, stop_reason = $5, finished_at = now(), heartbeat_at = now()

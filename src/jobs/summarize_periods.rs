@@ -12,10 +12,10 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::runner::Unit;
+use super::job::{BoxFuture, Job, Unit};
 use super::summarize_sessions::select_sentences;
 use super::{Counts, Models, Scope};
-use crate::models::{Prompt, TokenBudget};
+use crate::models::TokenBudget;
 use crate::text::redact;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -167,7 +167,7 @@ async fn summarize_with_llm(
     max_tokens: u64,
 ) -> anyhow::Result<(String, u64)> {
     let llm = models.llm.as_ref().expect("called with an LLM");
-    let prompt = Prompt::load(&models.prompts, "summarize_period")?;
+    let prompt = models.prompts.get("summarize_period")?;
     let budget = TokenBudget::new(Some(max_tokens));
     let summaries: Vec<String> =
         sessions.iter().map(|(_, summary, at)| format!("[{}] {}", at.format("%Y-%m-%d"), summary)).collect();
@@ -177,6 +177,30 @@ async fn summarize_with_llm(
         ("period_end", end.to_string()),
         ("max_words", params.max_words.to_string()),
     ]);
-    let answer: LlmSummary = llm.complete("summarize_period", &prompt, &vars, &budget).await?;
+    let answer: LlmSummary = llm.complete("summarize_period", prompt, &vars, &budget).await?;
     Ok((answer.summary, budget.used()))
+}
+
+impl Job for PeriodParams {
+    fn prompt(&self) -> Option<&'static str> {
+        Some("summarize_period")
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, self, scope, now))
+    }
+
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit, models))
+    }
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::runner::Unit;
+use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::context::estimate_tokens;
 use crate::models::{Embedding, Prompt, TokenBudget};
@@ -134,7 +134,7 @@ async fn summarize_with_llm(
     max_tokens: u64,
 ) -> anyhow::Result<(String, u64)> {
     let llm = models.llm.as_ref().expect("called with an LLM");
-    let prompt = Prompt::load(&models.prompts, "summarize_session")?;
+    let prompt = models.prompts.get("summarize_session")?;
     let budget = TokenBudget::new(Some(max_tokens));
     let lines: Vec<String> = events.iter().map(|(_, role, content)| format!("{role}: {}", redact(content))).collect();
     let mut chunks: Vec<String> = vec![String::new()];
@@ -149,11 +149,11 @@ async fn summarize_with_llm(
     }
     let mut summaries = Vec::new();
     for chunk in &chunks {
-        summaries.push(ask(llm, &prompt, params, chunk, events.len(), started, last, &budget).await?);
+        summaries.push(ask(llm, prompt, params, chunk, events.len(), started, last, &budget).await?);
     }
     let summary = match summaries.len() {
         1 => summaries.remove(0),
-        _ => ask(llm, &prompt, params, &summaries.join("\n"), events.len(), started, last, &budget).await?,
+        _ => ask(llm, prompt, params, &summaries.join("\n"), events.len(), started, last, &budget).await?,
     };
     Ok((summary, budget.used()))
 }
@@ -227,4 +227,28 @@ pub(super) async fn select_sentences(models: &Models, texts: &[&str], max_tokens
     }
     chosen.sort_unstable();
     Ok(chosen.iter().map(|&i| candidates[i].as_str()).collect::<Vec<_>>().join(" "))
+}
+
+impl Job for SummarizeParams {
+    fn prompt(&self) -> Option<&'static str> {
+        Some("summarize_session")
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, self, scope, now))
+    }
+
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit, models))
+    }
 }

@@ -18,7 +18,7 @@ pub mod retry;
 pub use embedder::Embedder;
 pub use embedding::Embedding;
 pub use llm::{Llm, TokenBudget, extract_json};
-pub use prompt::Prompt;
+pub use prompt::{Prompt, Prompts};
 
 /// Why a model call failed. The `Display` text is safe to log: it never holds
 /// prompts, completions, input texts or keys.

@@ -1,8 +1,9 @@
 //! Prompts are files, not string literals: `jobs/prompts/NAME.md` holds the text
 //! with `{{placeholders}}`, split into a system and a user part by a line
 //! `<!-- user -->`; `NAME.schema.json` holds the JSON schema of the expected answer.
+//! They are read and checked once, at startup ([`Prompts::load_dir`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use super::ModelError;
@@ -43,6 +44,40 @@ impl Prompt {
     /// without a value is an error, not an empty string.
     pub fn render(&self, vars: &HashMap<&str, String>) -> Result<(String, String), ModelError> {
         Ok((fill(&self.name, &self.system, vars)?, fill(&self.name, &self.user, vars)?))
+    }
+}
+
+/// Every prompt of a folder, by name, read once.
+#[derive(Debug, Clone, Default)]
+pub struct Prompts(BTreeMap<String, Prompt>);
+
+impl Prompts {
+    /// Every `NAME.md` of `dir` with its `NAME.schema.json`; a missing folder holds none.
+    /// A prompt without its schema, or either malformed, is an error naming the file.
+    pub fn load_dir(dir: &Path) -> Result<Self, ModelError> {
+        let Ok(entries) = std::fs::read_dir(dir) else { return Ok(Self::default()) };
+        let mut prompts = BTreeMap::new();
+        for entry in entries {
+            let path = entry.map_err(|e| ModelError::Config(format!("cannot read {}: {e}", dir.display())))?.path();
+            if path.extension().is_some_and(|ext| ext == "md") {
+                let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+                prompts.insert(name.clone(), Prompt::load(dir, &name)?);
+            }
+        }
+        Ok(Self(prompts))
+    }
+
+    pub fn get(&self, name: &str) -> Result<&Prompt, ModelError> {
+        self.0.get(name).ok_or_else(|| ModelError::Config(format!("no prompt `{name}` (jobs/prompts/{name}.md)")))
+    }
+
+    /// Fails, naming the files, unless every one of `names` is there.
+    pub fn require<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Result<(), ModelError> {
+        names.into_iter().try_for_each(|name| self.get(name).map(drop))
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
     }
 }
 

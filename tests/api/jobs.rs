@@ -53,7 +53,7 @@ pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<eng
                 .expect("the local model is installed"),
             ),
             llm,
-            prompts: "jobs/prompts".into(),
+            prompts: Arc::new(engram::models::Prompts::load_dir(std::path::Path::new("jobs/prompts")).unwrap()),
         },
         settings: Default::default(),
         worker_id: "test".into(),
@@ -246,7 +246,10 @@ async fn a_user_budget_stops_the_run_cleanly_and_the_next_run_starts_with_the_ot
     let second = run(&executor, "evict", Scope::all(), false).await;
     let third = run(&executor, "evict", Scope::all(), false).await;
 
-    assert_eq!((first.status.as_str(), first.stop_reason.as_deref()), ("succeeded", Some("max_users")));
+    assert_eq!(
+        (first.status.as_str(), first.stop_reason.map(engram::jobs::runs::StopReason::as_str)),
+        ("succeeded", Some("max_users"))
+    );
     assert_eq!(first.counts["users"], 2);
     let evicted: i64 =
         sqlx::query_scalar("SELECT count(*) FROM memories WHERE status = 'evicted'").fetch_one(&db.pool).await.unwrap();

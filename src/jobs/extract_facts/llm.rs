@@ -10,11 +10,11 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::super::facts::{self, Found};
-use super::super::runner::Unit;
+use super::super::job::Unit;
 use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
 use crate::memories::CATEGORIES;
-use crate::models::{Prompt, TokenBudget};
+use crate::models::TokenBudget;
 use crate::text::sensitive_kinds;
 
 /// Compiled trigger patterns, by their source list.
@@ -107,10 +107,10 @@ pub(super) async fn with_llm<'e>(
         ("known_facts", if known_text.is_empty() { "(none)".to_owned() } else { known_text.join("\n") }),
         ("messages", messages.join("\n")),
     ]);
-    let prompt = Prompt::load(&models.prompts, "extract_facts")?;
+    let prompt = models.prompts.get("extract_facts")?;
     let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));
     counts.add("llm_calls", 1);
-    let answer: LlmFacts = llm.complete("extract_facts", &prompt, &vars, &budget).await?;
+    let answer: LlmFacts = llm.complete("extract_facts", prompt, &vars, &budget).await?;
     counts.add("llm_tokens", budget.used() as i64);
     let mut found = Vec::new();
     for fact in answer.facts {

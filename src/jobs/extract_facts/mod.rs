@@ -22,7 +22,7 @@ use uuid::Uuid;
 mod llm;
 
 use super::facts::{self, Found};
-use super::runner::Unit;
+use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::memories::{self, NewMemory, lifecycle};
 use crate::models::{Embedder, Embedding};
@@ -425,4 +425,32 @@ async fn naming(
         .bind(threshold as f64)
         .fetch_all(conn)
         .await
+}
+
+impl Job for ExtractParams {
+    fn prompt(&self) -> Option<&'static str> {
+        Some("extract_facts")
+    }
+
+    fn check(&self, _concurrency: usize) -> Result<(), String> {
+        ExtractParams::check(self)
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        _now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+        Box::pin(candidates(pool, scope))
+    }
+
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit, models))
+    }
 }
