@@ -1,28 +1,14 @@
 //! The prompt-ready context block for one user: identity and profile facts first,
 //! then the memories most relevant to the query, then recent session and period
-//! summaries — never over the token budget.
-//!
-//! Tokens are estimated, conservatively for common tokenizers: every CJK character
-//! (and other character outside Latin scripts) counts one token, other text one token
-//! per four bytes, rounded up per line, plus one per line for its bullet and newline.
+//! summaries — never over the token budget ([`estimate_tokens`] per line, plus one per
+//! line for its bullet and newline).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgConnection;
 
 use crate::domain::{Kind, ResultKind, TenantId, UserId};
-
-/// Estimated tokens of `text` (see the module documentation).
-pub fn estimate_tokens(text: &str) -> usize {
-    let (wide, narrow_bytes) = text.chars().fold((0usize, 0usize), |(wide, narrow), c| {
-        if c.is_ascii() || ('\u{00C0}'..='\u{024F}').contains(&c) {
-            (wide, narrow + c.len_utf8())
-        } else {
-            (wide + 1, narrow)
-        }
-    });
-    wide + narrow_bytes.div_ceil(4)
-}
+pub use crate::text::estimate_tokens;
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ContextItem {
@@ -38,6 +24,60 @@ pub struct Context {
     pub tokens: usize,
     pub max_tokens: usize,
     pub items: Vec<ContextItem>,
+}
+
+/// `GET /v1/users/{user_id}/context`: the block and how long it took.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ContextResponse {
+    #[serde(flatten)]
+    pub context: Context,
+    pub took_ms: f64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error(transparent)]
+    Invalid(#[from] crate::domain::ValidationError),
+    #[error(transparent)]
+    Search(#[from] crate::search::SearchError),
+    #[error("database error while building a context")]
+    Database(#[from] sqlx::Error),
+}
+
+/// The block for `user` within `max_tokens`: profile, the memories most relevant to
+/// `query` (when given), recent summaries. Also says whether the query found anything.
+pub async fn build(
+    db: &crate::db::Database,
+    lookup: &crate::search::Lookup<'_>,
+    tenant: &TenantId,
+    user: &UserId,
+    query: Option<&str>,
+    max_tokens: usize,
+) -> Result<(Context, bool), ContextError> {
+    let mut tx = crate::db::begin_tenant_tx(&db.read_pool, tenant).await?;
+    let profile = profile(&mut tx, tenant, user).await?;
+    let (sessions, periods) = recent_summaries(&mut tx, tenant, user).await?;
+    tx.commit().await?;
+    let relevant = match query {
+        None => Vec::new(),
+        Some(text) => {
+            let query =
+                crate::search::SearchQuery::for_context(user.clone(), text, lookup.settings, lookup.embedder.dims())?;
+            lookup.search(tenant, &query).await?
+        }
+    };
+    let hit = !relevant.is_empty();
+    let relevant = relevant.into_iter().map(|r| Candidate { id: r.id, kind: r.kind, content: r.content }).collect();
+    let context = assemble(
+        vec![
+            ("profile", "## About the user", profile),
+            ("relevant", "## Relevant memories", relevant),
+            ("sessions", "## Recent conversations", sessions),
+            ("periods", "## Earlier periods", periods),
+        ],
+        max_tokens,
+    );
+    Ok((context, hit))
 }
 
 /// One candidate line of the block.

@@ -117,6 +117,20 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// Estimated tokens of `text`, conservatively for common tokenizers: every CJK
+/// character (and other character outside Latin scripts) counts one token, other text
+/// one token per four bytes, rounded up.
+pub fn estimate_tokens(text: &str) -> usize {
+    let (wide, narrow_bytes) = text.chars().fold((0usize, 0usize), |(wide, narrow), c| {
+        if c.is_ascii() || ('\u{00C0}'..='\u{024F}').contains(&c) {
+            (wide, narrow + c.len_utf8())
+        } else {
+            (wide + 1, narrow)
+        }
+    });
+    wide + narrow_bytes.div_ceil(4)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

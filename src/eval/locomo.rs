@@ -133,7 +133,7 @@ fn raw_turns_baseline(ranked: &[&(String, String)], answer: &str, evidence: &[St
     let in_context = |budget: usize| {
         let mut text = String::new();
         for (_, turn) in ranked {
-            if crate::context::estimate_tokens(&text) + crate::context::estimate_tokens(turn) > budget {
+            if crate::text::estimate_tokens(&text) + crate::text::estimate_tokens(turn) > budget {
                 break;
             }
             text.push_str(turn);

@@ -124,6 +124,16 @@ impl From<SearchError> for ApiError {
     }
 }
 
+impl From<crate::context::ContextError> for ApiError {
+    fn from(err: crate::context::ContextError) -> Self {
+        match err {
+            crate::context::ContextError::Invalid(err) => Self::Invalid(err),
+            crate::context::ContextError::Search(err) => err.into(),
+            crate::context::ContextError::Database(err) => err.into(),
+        }
+    }
+}
+
 impl From<IngestError> for ApiError {
     fn from(err: IngestError) -> Self {
         match err {

@@ -10,7 +10,6 @@ use utoipa::openapi::{ComponentsBuilder, OpenApi as Document};
 use utoipa::{Modify, OpenApi, ToSchema};
 use uuid::Uuid;
 
-use crate::context::ContextItem;
 use crate::domain::event::RawEvent;
 use crate::memories::{HistoryEntry, Memory};
 
@@ -95,16 +94,6 @@ pub enum EventsBody {
 #[allow(dead_code)]
 pub struct EventBatch {
     events: Vec<RawEvent>,
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct ContextBody {
-    text: String,
-    tokens: usize,
-    max_tokens: usize,
-    items: Vec<ContextItem>,
-    took_ms: f64,
 }
 
 #[derive(ToSchema)]

@@ -68,6 +68,18 @@ impl AppState {
         })
     }
 
+    /// The lookup service as of now, on this process's read connections.
+    pub fn lookup(&self) -> crate::search::Lookup<'_> {
+        crate::search::Lookup {
+            lookups: &self.lookups,
+            embedder: &self.embedder,
+            settings: &self.settings.search,
+            decay: &self.decay,
+            access: &self.access,
+            now: self.clock.now(),
+        }
+    }
+
     /// Drops what this process holds in memory about a user just forgotten: buffered
     /// access counts (which would otherwise be written back) and the lookup's notes.
     pub fn forget_user(&self, tenant: &crate::domain::TenantId, user: &crate::domain::UserId) {

@@ -15,9 +15,8 @@ use uuid::Uuid;
 
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
-use crate::context::estimate_tokens;
 use crate::models::{Embedding, Prompt, TokenBudget};
-use crate::text::{is_small_talk, redact, sentences, word_count};
+use crate::text::{estimate_tokens, is_small_talk, redact, sentences, word_count};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]

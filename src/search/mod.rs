@@ -86,6 +86,26 @@ pub struct SearchResponse {
 }
 
 impl SearchQuery {
+    /// The lookup `/context` makes for `text`: the ten best facts and insights.
+    pub fn for_context(
+        user: UserId,
+        text: &str,
+        limits: &SearchSettings,
+        dims: usize,
+    ) -> Result<Self, ValidationError> {
+        let request = SearchRequest {
+            user_id: user.to_string(),
+            query: text.to_owned(),
+            limit: Some(10),
+            min_score: None,
+            categories: None,
+            kinds: None,
+            as_of: None,
+            embedding: None,
+        };
+        Self::parse(request, limits, dims)
+    }
+
     pub fn parse(request: SearchRequest, limits: &SearchSettings, dims: usize) -> Result<Self, ValidationError> {
         let user = UserId::parse(request.user_id)?;
         let text = request.query.trim().to_owned();
@@ -150,6 +170,31 @@ impl SearchQuery {
 pub fn score(similarity: f64, lexical: f64, decay: f64) -> f64 {
     let relevance = similarity.max((similarity + lexical) / 2.0);
     relevance * (0.8 + 0.2 * decay.clamp(0.0, 1.0))
+}
+
+/// What a lookup needs besides the query: the read connections, the embedder, the
+/// settings and decay it ranks by, the clock, and the recorder of access statistics.
+pub struct Lookup<'a> {
+    pub lookups: &'a Lookups,
+    pub embedder: &'a crate::models::Embedder,
+    pub settings: &'a SearchSettings,
+    pub decay: &'a crate::memories::decay::DecayParams,
+    pub access: &'a crate::access::AccessRecorder,
+    pub now: DateTime<Utc>,
+}
+
+impl Lookup<'_> {
+    /// Runs `query` and records the memories it served (access statistics, buffered).
+    pub async fn search(
+        &self,
+        tenant: &crate::domain::TenantId,
+        query: &SearchQuery,
+    ) -> Result<Vec<SearchResult>, SearchError> {
+        let results = run(self.lookups, self.embedder, tenant, query, self.settings, self.decay, self.now).await?;
+        let served = results.iter().filter(|r| r.kind.memory().is_some()).filter_map(|r| r.id.parse::<Uuid>().ok());
+        self.access.record(tenant, &query.user, served, self.now);
+        Ok(results)
+    }
 }
 
 #[cfg(test)]
