@@ -11,8 +11,9 @@ use serde::Deserialize;
 
 use std::sync::Arc;
 
-use super::REGISTRY;
-use super::job::Job;
+use super::job::{Budget, Job, Models};
+use super::registry::REGISTRY;
+use crate::models::{Embedder, Llm, Prompts};
 
 /// A 6-field cron expression with seconds, evaluated in UTC.
 #[derive(Debug, Clone)]
@@ -66,24 +67,6 @@ fn whole_second(at: DateTime<Utc>) -> DateTime<Utc> {
     at.with_nanosecond(0).unwrap_or(at)
 }
 
-/// Per-run limits; a run that reaches one stops cleanly and records why.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Budget {
-    /// Users (units) processed by one run.
-    pub max_users: u64,
-    /// LLM tokens (prompt + completion) one run may spend.
-    pub max_llm_tokens: u64,
-    /// The share of one user's active memories a single run may remove (at least one).
-    pub max_removed_fraction: f64,
-}
-
-impl Default for Budget {
-    fn default() -> Self {
-        Self { max_users: 100_000, max_llm_tokens: 2_000_000, max_removed_fraction: 0.2 }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Definition {
     pub name: String,
@@ -126,9 +109,6 @@ fn one() -> usize {
 fn default_timeout() -> String {
     "1h".into()
 }
-
-/// Parses a job's `[params]` into the job.
-pub(crate) type ParseParams = fn(toml::Table) -> Result<Arc<dyn Job>, String>;
 
 /// Each unit in flight holds a connection of the pool.
 const MAX_CONCURRENCY: usize = 8;
@@ -179,22 +159,6 @@ pub fn load_file(path: &Path) -> Result<Definition, String> {
     })
 }
 
-/// A job's `[params]` as its typed parameters; errors carry the `params.` path.
-pub(super) fn params<T: Job + serde::de::DeserializeOwned + 'static>(
-    table: toml::Table,
-) -> Result<Arc<dyn Job>, String> {
-    typed::<T>(table).map(|params| Arc::new(params) as Arc<dyn Job>)
-}
-
-fn typed<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
-    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner().to_string();
-        let inner = inner.trim_end();
-        if path == "." { format!("params: {inner}") } else { format!("params.{path}: {inner}") }
-    })
-}
-
 /// `90s`, `15m`, `2h`, `1d`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -213,6 +177,32 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(format!("`{text}`: must be longer than zero"));
     }
     Ok(Duration::from_secs(number * seconds))
+}
+
+impl Models {
+    /// The configured embedder and LLM, and the prompts of `jobs.dir` for `jobs`.
+    pub fn from_settings(
+        settings: &crate::configuration::Settings,
+        metrics: &crate::metrics::Metrics,
+        jobs: &BTreeMap<String, Definition>,
+    ) -> anyhow::Result<Self> {
+        let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
+        Ok(Self {
+            embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
+            prompts: load_prompts(&settings.jobs.dir, llm.is_some(), jobs)?,
+            llm,
+        })
+    }
+}
+
+/// The prompts in `<jobs_dir>/prompts`. With an LLM, every prompt one of `jobs` sends
+/// must be there and well-formed, or startup stops naming the file.
+pub fn load_prompts(jobs_dir: &Path, llm: bool, jobs: &BTreeMap<String, Definition>) -> anyhow::Result<Arc<Prompts>> {
+    let prompts = Prompts::load_dir(&jobs_dir.join("prompts"))?;
+    if llm {
+        prompts.require(jobs.values().filter_map(|d| d.job.prompt()))?;
+    }
+    Ok(Arc::new(prompts))
 }
 
 #[cfg(test)]

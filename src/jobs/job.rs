@@ -9,10 +9,15 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::definition::Budget;
-use super::{Counts, Models, Run, Scope};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
 use crate::domain::{TenantId, UserId};
 use crate::memories::decay::DecayParams;
+use crate::models::{Embedder, Llm, Prompts};
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -49,7 +54,7 @@ pub enum UnitMode {
 }
 
 /// A job: its parameters (parsed from `[params]` of `jobs/NAME.toml`) and what it
-/// does with them. Register a new one with one line in `jobs/mod.rs`.
+/// does with them. Register a new one with one line in `jobs/registry.rs`.
 pub trait Job: std::fmt::Debug + Send + Sync {
     /// Checks what serde cannot (ranges, combinations); `concurrency` is the file's.
     fn check(&self, _concurrency: usize) -> Result<(), String> {
@@ -73,7 +78,8 @@ pub trait Job: std::fmt::Debug + Send + Sync {
     fn before_units<'a>(
         &'a self,
         _conn: &'a mut PgConnection,
-        _run: &'a Run,
+        _scope: &'a Scope,
+        _run_id: Uuid,
         _now: DateTime<Utc>,
     ) -> BoxFuture<'a, sqlx::Result<Counts>> {
         Box::pin(async { Ok(Counts::default()) })
@@ -109,5 +115,92 @@ pub trait Job: std::fmt::Debug + Send + Sync {
     /// The decay this job scores memories with, which lookups then rank by too.
     fn ranking_decay(&self) -> Option<&DecayParams> {
         None
+    }
+}
+
+/// Per-run limits; a run that reaches one stops cleanly and records why.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budget {
+    /// Users (units) processed by one run.
+    pub max_users: u64,
+    /// LLM tokens (prompt + completion) one run may spend.
+    pub max_llm_tokens: u64,
+    /// The share of one user's active memories a single run may remove (at least one).
+    pub max_removed_fraction: f64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self { max_users: 100_000, max_llm_tokens: 2_000_000, max_removed_fraction: 0.2 }
+    }
+}
+
+/// The models jobs use: the embedder always, the LLM when one is configured (without
+/// it every job takes its fallback path), and the prompts, read once.
+#[derive(Clone)]
+pub struct Models {
+    pub embedder: Arc<Embedder>,
+    pub llm: Option<Arc<Llm>>,
+    pub prompts: Arc<Prompts>,
+}
+
+/// What a run covers: every tenant, one tenant, or one user of one tenant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub tenant: Option<TenantId>,
+    pub user: Option<UserId>,
+}
+
+impl Scope {
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn tenant(tenant: TenantId) -> Self {
+        Self { tenant: Some(tenant), user: None }
+    }
+
+    pub fn user(tenant: TenantId, user: UserId) -> Self {
+        Self { tenant: Some(tenant), user: Some(user) }
+    }
+
+    /// From stored columns, which were valid when written.
+    pub fn from_columns(tenant: Option<&str>, user: Option<&str>) -> Self {
+        Self { tenant: tenant.and_then(|t| TenantId::parse(t).ok()), user: user.and_then(|u| UserId::parse(u).ok()) }
+    }
+
+    pub fn columns(&self) -> (Option<&str>, Option<&str>) {
+        (self.tenant.as_ref().map(|t| t.as_str()), self.user.as_ref().map(|u| u.as_str()))
+    }
+}
+
+/// Items by action: what a unit or a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts(BTreeMap<String, i64>);
+
+impl Counts {
+    pub fn add(&mut self, action: &str, n: i64) {
+        if n != 0 {
+            *self.0.entry(action.to_owned()).or_default() += n;
+        }
+    }
+
+    pub fn merge(&mut self, other: &Counts) {
+        for (action, n) in &other.0 {
+            self.add(action, *n);
+        }
+    }
+
+    pub fn get(&self, action: &str) -> i64 {
+        self.0.get(action).copied().unwrap_or(0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(&self.0).expect("a map of integers serialises")
     }
 }

@@ -6,9 +6,10 @@
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
 
 use super::job::{BoxFuture, Job, Unit, UnitMode};
-use super::{Counts, Models, Run, Scope};
+use super::{Counts, Models, Scope};
 use crate::memories::lifecycle;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,17 +101,17 @@ pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit
 pub async fn old_runs(
     conn: &mut PgConnection,
     params: &PurgeParams,
-    current: &Run,
+    scope: &Scope,
+    current: Uuid,
     now: DateTime<Utc>,
 ) -> sqlx::Result<Counts> {
     let cutoff = now - chrono::Duration::milliseconds((params.job_runs_retention_days * 86_400_000.0) as i64);
-    let scope = current.scope();
     let (tenant, user) = scope.columns();
     let deleted = sqlx::query(
         "DELETE FROM job_runs WHERE id <> $1 AND status NOT IN ('queued', 'running') AND finished_at < $2
             AND ($3::text IS NULL OR tenant_id = $3) AND ($4::text IS NULL OR user_id = $4)",
     )
-    .bind(current.id)
+    .bind(current)
     .bind(cutoff)
     .bind(tenant)
     .bind(user)
@@ -130,10 +131,11 @@ impl Job for PurgeParams {
     fn before_units<'a>(
         &'a self,
         conn: &'a mut PgConnection,
-        run: &'a Run,
+        scope: &'a Scope,
+        run_id: Uuid,
         now: DateTime<Utc>,
     ) -> BoxFuture<'a, sqlx::Result<Counts>> {
-        Box::pin(old_runs(conn, self, run, now))
+        Box::pin(old_runs(conn, self, scope, run_id, now))
     }
 
     fn candidates<'a>(

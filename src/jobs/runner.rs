@@ -158,7 +158,7 @@ impl Executor {
         let mut counts = Counts::default();
 
         let mut tx = self.pool.begin().await?;
-        counts.merge(&definition.job.before_units(&mut tx, run, now).await?);
+        counts.merge(&definition.job.before_units(&mut tx, &run.scope(), run.id, now).await?);
         if run.dry_run {
             tx.rollback().await?
         } else {

@@ -7,13 +7,33 @@ use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::{Scope, Trigger};
+use super::Scope;
 use crate::domain::TenantId;
 
 /// Advisory-lock key spaces (the first half of the two-key form): the second key is
 /// `hashtext(job)`.
 pub const RUN_LOCK: i32 = 0x656e_6731; // held for a run's whole duration
 const ENQUEUE_LOCK: i32 = 0x656e_6732; // held while checking for overlaps and inserting
+
+/// Who asked for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Trigger {
+    Schedule,
+    Admin,
+    Cli,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Schedule => "schedule",
+            Self::Admin => "admin",
+            Self::Cli => "cli",
+        }
+    }
+}
 
 /// Where a run is: queued, then running, then one of the finished states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, sqlx::Type, utoipa::ToSchema)]

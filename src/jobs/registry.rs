@@ -1,0 +1,38 @@
+//! Every job engram knows. Adding a job is a file in `src/jobs/` that implements
+//! [`Job`] on its params, and one line here.
+
+use std::sync::Arc;
+
+use super::job::Job;
+use super::{dedup, evict, extract_facts, index_large_users, purge, reflect, summarize_periods, summarize_sessions};
+
+/// Parses a job's `[params]` into the job.
+pub(crate) type ParseParams = fn(toml::Table) -> Result<Arc<dyn Job>, String>;
+
+/// Every job engram knows, by the name of its file (`jobs/NAME.toml`), with the parser
+/// of its `[params]`. Adding a job is a file in `src/jobs/` and a line here.
+pub(crate) const REGISTRY: &[(&str, ParseParams)] = &[
+    ("summarize_sessions", params::<summarize_sessions::SummarizeParams>),
+    ("summarize_periods", params::<summarize_periods::PeriodParams>),
+    ("extract_facts", params::<extract_facts::ExtractParams>),
+    ("dedup", params::<dedup::DedupParams>),
+    ("evict", params::<evict::EvictParams>),
+    ("reflect", params::<reflect::ReflectParams>),
+    ("purge", params::<purge::PurgeParams>),
+    ("index_large_users", params::<index_large_users::IndexParams>),
+];
+
+/// A job's `[params]` as its typed parameters; errors carry the `params.` path.
+fn params<T: Job + serde::de::DeserializeOwned + 'static>(table: toml::Table) -> Result<Arc<dyn Job>, String> {
+    typed::<T>(table).map(|params| Arc::new(params) as Arc<dyn Job>)
+}
+
+/// A job's `[params]` as `T`; errors carry the `params.` path.
+fn typed<T: serde::de::DeserializeOwned>(table: toml::Table) -> Result<T, String> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        let inner = inner.trim_end();
+        if path == "." { format!("params: {inner}") } else { format!("params.{path}: {inner}") }
+    })
+}
