@@ -71,17 +71,16 @@ pub async fn exists(conn: &mut PgConnection, tenant: &TenantId, user: &str) -> s
     .await
 }
 
-/// Every row of the user, table by table, as JSON (embeddings left out: they are
-/// derived from the content and large).
-pub async fn export(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Result<Value> {
+/// Every row of the user, by table, as JSON (embeddings left out: they are derived
+/// from the content and large).
+pub async fn export(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Result<serde_json::Map<String, Value>> {
     let mut tx = db.tenant_tx(tenant).await?;
     let mut out = serde_json::Map::new();
-    out.insert("user_id".into(), json!(user.as_str()));
     for table in USER_TABLES.iter().rev().filter(|t| **t != "user_vector_indexes") {
         out.insert((*table).into(), rows(&mut tx, tenant, user, table).await?);
     }
     tx.commit().await?;
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 async fn rows(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, table: &str) -> sqlx::Result<Value> {

@@ -2,9 +2,9 @@
 //! `{"error": {"code": "snake_case", "message": "human text"}}`.
 //! Server-side failures are logged here and reach the client as a bare 500/503.
 
+use super::openapi::{ErrorBody, ErrorDetail};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::json;
 
 use crate::auth::Scope;
 use crate::domain::ValidationError;
@@ -31,6 +31,9 @@ pub enum ApiError {
     RateLimited(std::time::Duration),
     #[error("the service is temporarily unavailable")]
     Unavailable,
+    /// `/readyz`: why this process is not ready.
+    #[error("{0}")]
+    NotReady(String),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -47,6 +50,7 @@ impl ApiError {
             Self::Conflict(_) => "conflict",
             Self::RateLimited(_) => "rate_limited",
             Self::Unavailable => "unavailable",
+            Self::NotReady(_) => "not_ready",
             Self::Internal(_) => "internal",
         }
     }
@@ -63,7 +67,7 @@ impl ResponseError for ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable | Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -72,10 +76,11 @@ impl ResponseError for ApiError {
         if let Self::Internal(err) = self {
             tracing::error!(error = format!("{err:#}"), "request failed");
         }
-        let mut body = json!({"error": {"code": self.code(), "message": self.to_string()}});
-        if let Self::Invalid(err) = self {
-            body["error"]["field"] = json!(err.field);
-        }
+        let field = match self {
+            Self::Invalid(err) => Some(err.field.clone()),
+            _ => None,
+        };
+        let body = ErrorBody { error: ErrorDetail { code: self.code(), message: self.to_string(), field } };
         let mut response = HttpResponse::build(self.status_code());
         if matches!(self, Self::Unauthorized) {
             response.insert_header(("WWW-Authenticate", "Bearer"));

@@ -1,7 +1,6 @@
 //! `POST /v1/feedback`: a client's verdict on a memory it was served.
 
 use actix_web::{HttpResponse, post, web};
-use serde_json::json;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::auth::{Authorized, need};
@@ -32,7 +31,7 @@ async fn post_feedback(
     if correction {
         state.metrics.corrections.with_label_values(&["feedback"]).inc();
     }
-    Ok(HttpResponse::Created().json(json!({"id": id})))
+    Ok(HttpResponse::Created().json(Created { id }))
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

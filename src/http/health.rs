@@ -1,16 +1,16 @@
 //! Unauthenticated operational routes: liveness, readiness and metrics.
 
 use actix_web::{HttpResponse, get, web};
-use serde_json::json;
 use utoipa_actix_web::service_config::ServiceConfig;
 
+use super::error::ApiError;
 use super::openapi::{ErrorBody, Status};
 use super::state::AppState;
 
 #[utoipa::path(tag = "operations", responses((status = 200, description = "The process runs", body = Status)))]
 #[get("/healthz")]
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(json!({"status": "ok"}))
+    HttpResponse::Ok().json(Status { status: "ok" })
 }
 
 /// Ready when the database answers within two seconds and the configured model
@@ -19,12 +19,12 @@ async fn healthz() -> HttpResponse {
     (status = 200, description = "Database and model endpoints answer", body = Status),
     (status = 503, description = "Not ready; the message names why", body = ErrorBody)))]
 #[get("/readyz")]
-async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let problems = state.readiness_problems().await;
     if problems.is_empty() {
-        return HttpResponse::Ok().json(json!({"status": "ready"}));
+        return Ok(HttpResponse::Ok().json(Status { status: "ready" }));
     }
-    HttpResponse::ServiceUnavailable().json(json!({"error": {"code": "not_ready", "message": problems.join("; ")}}))
+    Err(ApiError::NotReady(problems.join("; ")))
 }
 
 #[utoipa::path(tag = "operations", responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain")))]

@@ -5,7 +5,6 @@
 
 use actix_web::{HttpResponse, get, post, web};
 use serde::Deserialize;
-use serde_json::json;
 use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
@@ -44,7 +43,7 @@ impl From<ControlError> for ApiError {
 #[get("/admin/v1/jobs")]
 async fn list_jobs(state: web::Data<AppState>, principal: Authorized<need::Jobs>) -> Result<HttpResponse, ApiError> {
     let jobs = control::overview(&state.db.pool, &state.jobs, &reach_of(&principal)).await?;
-    Ok(HttpResponse::Ok().json(json!({"jobs": jobs})))
+    Ok(HttpResponse::Ok().json(JobList { jobs }))
 }
 
 /// A trigger; every field is optional and an empty body is fine.
@@ -104,7 +103,7 @@ async fn trigger_run(
     let run_id =
         control::trigger(&state.db.pool, &state.jobs, &job, &scope, Trigger::Admin, request.dry_run, None).await?;
     tracing::info!(job, %run_id, "run queued by an operator");
-    Ok(HttpResponse::Accepted().json(json!({"run_id": run_id})))
+    Ok(HttpResponse::Accepted().json(Queued { run_id }))
 }
 
 #[utoipa::path(
@@ -136,7 +135,7 @@ async fn set_paused(
 ) -> Result<HttpResponse, ApiError> {
     control::set_paused(&state.db.pool, &state.jobs, job, paused, &format!("key:{}", principal.key_id)).await?;
     tracing::info!(job, paused, "job schedule switched");
-    Ok(HttpResponse::Ok().json(json!({"job": job, "paused": paused})))
+    Ok(HttpResponse::Ok().json(Paused { job: job.to_owned(), paused }))
 }
 
 #[utoipa::path(

@@ -1,9 +1,10 @@
 //! The OpenAPI 3 document at `GET /openapi.json`. Handlers carry `#[utoipa::path]`;
 //! registering them through utoipa-actix-web puts every route into the document, so
-//! the document cannot miss a route. The types below exist only to describe bodies
-//! that handlers build as JSON.
+//! the document cannot miss a route. The types below are the bodies handlers serve
+//! (and the one request body that is parsed by hand), so what is documented is what
+//! is sent.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
 use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ComponentsBuilder, OpenApi as Document};
@@ -64,25 +65,26 @@ pub fn serve(mut doc: Document) -> actix_web::Resource {
     }))
 }
 
-/// `{"error": {"code", "message", "field"?}}`
-#[derive(ToSchema)]
-#[allow(dead_code)]
+/// `{"error": {"code", "message", "field"?}}`: every error engram answers.
+#[derive(Serialize, ToSchema)]
 pub struct ErrorBody {
-    error: ErrorDetail,
+    pub error: ErrorDetail,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct ErrorDetail {
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
     /// `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
-    /// `payload_too_large`, `unavailable`, `internal`, `not_ready`
-    code: String,
-    message: String,
+    /// `payload_too_large`, `unsupported_media_type`, `rate_limited`, `unavailable`,
+    /// `not_ready`, `internal`
+    pub code: &'static str,
+    pub message: String,
     /// The offending field of an `invalid_request`.
-    field: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
-/// One event, or `{"events": [...]}`.
+/// One event, or `{"events": [...]}` (the request body of `POST /v1/events`, parsed
+/// by `ingest::parse_body` so that every error names its field).
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub enum EventsBody {
@@ -96,115 +98,76 @@ pub struct EventBatch {
     events: Vec<RawEvent>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct Created {
-    id: Uuid,
+    pub id: Uuid,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct MemoryPage {
-    memories: Vec<Memory>,
+    pub memories: Vec<Memory>,
     /// Pass as `cursor` for the next page; absent on the last page.
-    next_cursor: Option<String>,
+    pub next_cursor: Option<String>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct MemoryDetail {
-    memory: Memory,
-    history: Vec<HistoryEntry>,
+    pub memory: Memory,
+    pub history: Vec<HistoryEntry>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct SessionList {
-    sessions: Vec<Session>,
+    pub sessions: Vec<crate::sessions::Session>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct Session {
-    session_id: String,
-    started_at: DateTime<Utc>,
-    last_event_at: DateTime<Utc>,
-    event_count: i32,
-    ended_at: Option<DateTime<Utc>>,
-    summary: Option<String>,
-    summary_event_ids: Vec<Uuid>,
-    summarized_at: Option<DateTime<Utc>>,
-    archived_at: Option<DateTime<Utc>>,
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct SummaryList {
-    summaries: Vec<PeriodSummary>,
+    pub summaries: Vec<crate::sessions::PeriodSummary>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct PeriodSummary {
-    id: Uuid,
-    /// `week` or `month`
-    period: String,
-    period_start: NaiveDate,
-    period_end: NaiveDate,
-    summary: String,
-    session_ids: Vec<String>,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-}
-
-/// Every table's rows for the user, embeddings left out.
-#[derive(ToSchema)]
-#[allow(dead_code)]
+/// Every table's rows for the user, embeddings left out: `events`, `sessions`,
+/// `period_summaries`, `memories`, `memory_history`, `memory_access`, `feedback`,
+/// `job_runs`, `job_checkpoints`, each an array.
+#[derive(Serialize, ToSchema)]
 pub struct Export {
-    user_id: String,
-    events: Vec<Value>,
-    sessions: Vec<Value>,
-    period_summaries: Vec<Value>,
-    memories: Vec<Value>,
-    memory_history: Vec<Value>,
-    feedback: Vec<Value>,
+    pub user_id: String,
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub tables: serde_json::Map<String, Value>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct Deleted {
-    user_id: String,
+    pub user_id: String,
     /// Rows removed per table.
-    deleted: Value,
+    #[schema(value_type = Object)]
+    pub deleted: Value,
 }
 
 /// Served by `GET /admin/v1/users/{user_id}/deletions`.
-#[derive(serde::Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct DeletionList {
     pub deletions: Vec<crate::users::Deletion>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct Status {
-    status: String,
+    pub status: &'static str,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct JobList {
-    jobs: Vec<crate::jobs::control::JobOverview>,
+    pub jobs: Vec<crate::jobs::control::JobOverview>,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct Queued {
-    run_id: uuid::Uuid,
+    pub run_id: Uuid,
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)]
+#[derive(Serialize, ToSchema)]
 pub struct Paused {
-    job: String,
-    paused: bool,
+    pub job: String,
+    pub paused: bool,
 }

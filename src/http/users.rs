@@ -2,7 +2,6 @@
 //! export and deletion.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use serde_json::json;
 use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 
@@ -59,7 +58,7 @@ async fn list_memories(
     let page = memories::list(&mut tx, &principal.tenant, &user, &filter).await?;
     tx.commit().await?;
     let next_cursor = (page.len() as i64 == filter.limit).then(|| page.last().map(|m| m.id.to_string())).flatten();
-    Ok(HttpResponse::Ok().json(json!({"memories": page, "next_cursor": next_cursor})))
+    Ok(HttpResponse::Ok().json(MemoryPage { memories: page, next_cursor }))
 }
 
 #[utoipa::path(
@@ -85,7 +84,7 @@ async fn get_memory(
     };
     let history = memories::history(&mut tx, &principal.tenant, id).await?;
     tx.commit().await?;
-    Ok(HttpResponse::Ok().json(json!({"memory": memory, "history": history})))
+    Ok(HttpResponse::Ok().json(MemoryDetail { memory, history }))
 }
 
 #[utoipa::path(
@@ -103,7 +102,7 @@ async fn list_sessions(
 ) -> Result<HttpResponse, ApiError> {
     let (user, limit) = (user_of(path.into_inner())?, page_limit(&req)?);
     let sessions = sessions::latest(&state.db, &principal.tenant, &user, limit).await?;
-    Ok(HttpResponse::Ok().json(json!({"sessions": sessions})))
+    Ok(HttpResponse::Ok().json(SessionList { sessions }))
 }
 
 #[utoipa::path(
@@ -121,7 +120,7 @@ async fn list_summaries(
 ) -> Result<HttpResponse, ApiError> {
     let (user, limit) = (user_of(path.into_inner())?, page_limit(&req)?);
     let summaries = sessions::latest_periods(&state.db, &principal.tenant, &user, limit).await?;
-    Ok(HttpResponse::Ok().json(json!({"summaries": summaries})))
+    Ok(HttpResponse::Ok().json(SummaryList { summaries }))
 }
 
 /// `?limit=` of a listing: 1–200, 20 when absent.
@@ -142,7 +141,8 @@ async fn export_user(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
-    Ok(HttpResponse::Ok().json(users::export(&state.db, &principal.tenant, &user).await?))
+    let tables = users::export(&state.db, &principal.tenant, &user).await?;
+    Ok(HttpResponse::Ok().json(Export { user_id: user.to_string(), tables }))
 }
 
 #[utoipa::path(
@@ -161,7 +161,7 @@ async fn delete_user(
     let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
     state.forget_user(&principal.tenant, &user);
     tracing::info!(tenant = %principal.tenant, "user deleted");
-    Ok(HttpResponse::Ok().json(json!({"user_id": user, "deleted": deleted})))
+    Ok(HttpResponse::Ok().json(Deleted { user_id: user.to_string(), deleted }))
 }
 
 #[utoipa::path(
@@ -208,11 +208,13 @@ async fn restore_memory(
             RestoreError::Database(err) => err.into(),
         },
     )?;
-    let memory = memories::get(&mut tx, &principal.tenant, &user, id).await?;
+    let memory = memories::get(&mut tx, &principal.tenant, &user, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no memory {id} for this user")))?;
     let history = memories::history(&mut tx, &principal.tenant, id).await?;
     tx.commit().await?;
     tracing::info!(tenant = %principal.tenant, "memory restored");
-    Ok(HttpResponse::Ok().json(json!({"memory": memory, "history": history})))
+    Ok(HttpResponse::Ok().json(MemoryDetail { memory, history }))
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {
