@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::db::Database;
 use crate::domain::{TenantId, UserId};
-use crate::user_indexes;
+use crate::{memories, user_indexes};
 
 /// The tables that hold user data, children first so deletion never trips a reference.
 /// `tests/api/forget.rs` checks this list against every table with a `user_id` column.
@@ -34,6 +34,9 @@ const USER_TABLES: &[&str] = &[
     "sessions",
     "events",
 ];
+
+/// The tables `memories` owns, in the order `USER_TABLES` lists them.
+const MEMORY_TABLES: [&str; 3] = ["memory_access", "memory_history", "memories"];
 
 /// Holds the life locks of `users` (shared) until the transaction on `conn` ends.
 /// Writers share them; only [`forget`] takes one exclusively.
@@ -109,6 +112,15 @@ pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid
     let indexes = user_indexes::names_of(&mut tx, tenant, user).await?;
     let mut counts = serde_json::Map::new();
     for table in USER_TABLES {
+        if MEMORY_TABLES.contains(table) {
+            // Memories are deleted by their owner, all three tables at the first of them.
+            if *table == MEMORY_TABLES[0] {
+                for (table, n) in memories::lifecycle::forget_user(&mut tx, tenant, user).await? {
+                    counts.insert(table.into(), json!(n));
+                }
+            }
+            continue;
+        }
         let sql = format!("DELETE FROM {table} WHERE tenant_id = $1 AND user_id = $2");
         let done =
             sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(user.as_str()).execute(&mut *tx).await?;

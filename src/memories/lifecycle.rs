@@ -268,6 +268,26 @@ pub async fn evict_all(
     .await
 }
 
+/// Deletes every memory of a user being forgotten, with their history and access rows;
+/// returns the rows removed from `memory_access`, `memory_history` and `memories`.
+pub async fn forget_user(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+) -> sqlx::Result<[(&'static str, u64); 3]> {
+    let mut removed = [("memory_access", 0), ("memory_history", 0), ("memories", 0)];
+    for (table, n) in &mut removed {
+        let sql = format!("DELETE FROM {table} WHERE tenant_id = $1 AND user_id = $2");
+        *n = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+    }
+    Ok(removed)
+}
+
 /// What `purge` removed.
 pub struct Purged {
     pub memories: i64,
