@@ -16,7 +16,32 @@ use crate::db::Database;
 use crate::domain::{TenantId, UserId, ValidationError};
 use crate::memories::{self, Change};
 
-pub const KINDS: &[&str] = &["wrong", "outdated", "helpful"];
+/// A client's verdict on a memory it was served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, sqlx::Type)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Wrong,
+    Outdated,
+    Helpful,
+}
+
+impl Verdict {
+    pub const ALL: [Self; 3] = [Self::Wrong, Self::Outdated, Self::Helpful];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Wrong => "wrong",
+            Self::Outdated => "outdated",
+            Self::Helpful => "helpful",
+        }
+    }
+
+    /// Wrong and outdated are corrections; helpful is a confirmation.
+    pub fn corrects(self) -> bool {
+        self != Self::Helpful
+    }
+}
 
 /// Finds correcting messages; patterns are case-insensitive regular expressions.
 pub struct Detector {
@@ -58,7 +83,7 @@ impl Detector {
         .fetch_all(&mut *conn)
         .await?;
         for &memory in &served {
-            record(conn, tenant, user, memory, "wrong", "detected", None, Some(event_id)).await?;
+            record(conn, tenant, user, memory, Verdict::Wrong, "detected", None, Some(event_id)).await?;
         }
         Ok(served.len())
     }
@@ -88,7 +113,7 @@ pub enum FeedbackError {
 pub async fn submit(db: &Database, tenant: &TenantId, request: FeedbackRequest) -> Result<(Uuid, bool), FeedbackError> {
     let user = UserId::parse(request.user_id)?;
     let memory: Uuid = request.memory_id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
-    memories::check_one_of("kind", &request.kind, KINDS)?;
+    let verdict = memories::parse_one_of("kind", &request.kind, &Verdict::ALL, Verdict::as_str)?;
     if request.note.as_ref().is_some_and(|n| n.len() > 2000 || n.contains('\0')) {
         return Err(ValidationError::new("note", "must be at most 2000 bytes of text").into());
     }
@@ -97,9 +122,9 @@ pub async fn submit(db: &Database, tenant: &TenantId, request: FeedbackRequest) 
     if memories::get(&mut tx, tenant, &user, memory).await?.is_none() {
         return Err(FeedbackError::NotFound(memory));
     }
-    let id = record(&mut tx, tenant, &user, memory, &request.kind, "feedback", request.note.as_deref(), None).await?;
+    let id = record(&mut tx, tenant, &user, memory, verdict, "feedback", request.note.as_deref(), None).await?;
     tx.commit().await?;
-    Ok((id, request.kind != "helpful"))
+    Ok((id, verdict.corrects()))
 }
 
 /// A feedback row; a correction also halves the memory's confidence, with history.
@@ -109,7 +134,7 @@ async fn record(
     tenant: &TenantId,
     user: &UserId,
     memory: Uuid,
-    kind: &str,
+    kind: Verdict,
     source: &str,
     note: Option<&str>,
     event_id: Option<Uuid>,
@@ -129,9 +154,15 @@ async fn record(
     .bind(event_id)
     .execute(&mut *conn)
     .await?;
-    if kind != "helpful" {
-        memories::lifecycle::doubt(conn, tenant, user, memory, &Change::by(source, None, format!("{source}: {kind}")))
-            .await?;
+    if kind.corrects() {
+        memories::lifecycle::doubt(
+            conn,
+            tenant,
+            user,
+            memory,
+            &Change::by(source, None, format!("{source}: {}", kind.as_str())),
+        )
+        .await?;
     }
     Ok(id)
 }

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
+use crate::domain::Role;
 use crate::models::{Embedding, Prompt, TokenBudget};
 use crate::text::{estimate_tokens, is_small_talk, redact, sentences, word_count};
 
@@ -80,7 +81,7 @@ pub async fn run_unit(
     .fetch_all(&mut *conn)
     .await?;
     for (session, started, last) in sessions {
-        let events: Vec<(Uuid, String, String)> = sqlx::query_as(
+        let events: Vec<(Uuid, Role, String)> = sqlx::query_as(
             "SELECT id, role, content FROM events WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3 ORDER BY created_at, seq",
         )
         .bind(unit.tenant.as_str())
@@ -127,7 +128,7 @@ struct LlmSummary {
 async fn summarize_with_llm(
     params: &SummarizeParams,
     models: &Models,
-    events: &[(Uuid, String, String)],
+    events: &[(Uuid, Role, String)],
     started: DateTime<Utc>,
     last: DateTime<Utc>,
     max_tokens: u64,
@@ -135,7 +136,8 @@ async fn summarize_with_llm(
     let llm = models.llm.as_ref().expect("called with an LLM");
     let prompt = models.prompts.get("summarize_session")?;
     let budget = TokenBudget::new(Some(max_tokens));
-    let lines: Vec<String> = events.iter().map(|(_, role, content)| format!("{role}: {}", redact(content))).collect();
+    let lines: Vec<String> =
+        events.iter().map(|(_, role, content)| format!("{}: {}", role.as_str(), redact(content))).collect();
     let mut chunks: Vec<String> = vec![String::new()];
     for line in lines {
         let current = chunks.last_mut().expect("one chunk at least");
@@ -183,10 +185,10 @@ async fn ask(
 async fn extractive(
     params: &SummarizeParams,
     models: &Models,
-    events: &[(Uuid, String, String)],
+    events: &[(Uuid, Role, String)],
 ) -> anyhow::Result<String> {
     let texts: Vec<&str> =
-        events.iter().filter(|(_, role, _)| role == "user").map(|(_, _, content)| content.as_str()).collect();
+        events.iter().filter(|(_, role, _)| *role == Role::User).map(|(_, _, content)| content.as_str()).collect();
     select_sentences(models, &texts, params.extractive_tokens).await
 }
 

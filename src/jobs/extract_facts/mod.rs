@@ -23,6 +23,7 @@ mod store;
 use super::facts::{self, Found};
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
+use crate::domain::Role;
 use crate::text::{redact, sensitive_kinds, sentences};
 use llm::{triggers, with_llm};
 use store::{open_corrections, store};
@@ -107,7 +108,7 @@ struct Event {
     id: Uuid,
     seq: i64,
     session_id: String,
-    role: String,
+    role: Role,
     content: String,
     created_at: DateTime<Utc>,
 }
@@ -137,7 +138,7 @@ pub async fn run_unit(
     .fetch_optional(&mut *conn)
     .await?
     .unwrap_or(0);
-    let events: Vec<(Uuid, i64, String, String, String, DateTime<Utc>)> = sqlx::query_as(
+    let events: Vec<(Uuid, i64, String, Role, String, DateTime<Utc>)> = sqlx::query_as(
         "SELECT id, seq, session_id, role, content, created_at FROM events
           WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
     )
@@ -161,7 +162,7 @@ pub async fn run_unit(
     let Some(last) = events.last().map(|e| e.seq) else { return Ok(counts) };
     // The user's sentences, with sensitive data dropped or redacted before anything else.
     let mut said: Vec<(&Event, String)> = Vec::new();
-    for event in events.iter().filter(|e| e.role == "user") {
+    for event in events.iter().filter(|e| e.role == Role::User) {
         counts.add("events_read", 1);
         let mut kept = Vec::new();
         for sentence in sentences(&event.content) {
