@@ -87,6 +87,9 @@ async fn ingest(harness: &Harness, sample: &str, conversation: &Value) -> anyhow
             .as_str()
             .and_then(parse_date)
             .unwrap_or(last + Duration::days(1));
+        // Replayed as it happened: the session's turns arrive at its end, on the clock
+        // that ingest checks `created_at` against.
+        harness.clock.set(at + Duration::seconds(turns.len() as i64 * 30));
         for speaker in speakers {
             let events: Vec<Value> = turns
                 .iter()

@@ -399,22 +399,3 @@ async fn an_evicted_memory_can_be_restored_once_and_stays_through_the_next_evict
     assert!(next.counts.get("evicted").is_none(), "restoring counts as an access: {}", next.counts);
     assert_eq!(status_of(&app.db, stale).await, "active");
 }
-
-#[tokio::test]
-async fn a_missing_prompt_stops_startup_when_an_llm_is_configured() {
-    let dir = job_dir(&[("dedup", "schedule = \"0 0 3 * * *\"")]);
-    let mut settings = test_settings();
-    settings.jobs.dir = dir.path().to_owned();
-    let (db, _) = fresh_database().await;
-    assert!(
-        engram::startup::Application::build(settings.clone(), db.clone()).await.is_ok(),
-        "no LLM, no prompt needed"
-    );
-
-    settings.llm.provider = engram::configuration::LlmProvider::Openai;
-    settings.llm.base_url = Some("http://127.0.0.1:9/v1".into());
-    settings.llm.model = Some("any".into());
-    let err = engram::startup::Application::build(settings, db).await.err().expect("startup stops").to_string();
-
-    assert!(err.contains("dedup") && err.contains("prompts"), "the error names the prompt: {err}");
-}

@@ -5,6 +5,7 @@ mod admin_jobs;
 mod auth;
 mod cleanup;
 mod consolidation;
+mod consolidation_llm;
 mod control_plane;
 mod embedded;
 mod forget;

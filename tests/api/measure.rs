@@ -17,7 +17,8 @@ fn engram(args: &[&str], json_out: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(json_out).unwrap()).unwrap()
 }
 
-/// Two speakers, two sessions, one question answered by the second session.
+/// Two conversations: two speakers and two sessions, a question answered by the second
+/// session; and a later, shorter one.
 fn locomo_sample() -> Value {
     json!([{
         "sample_id": "t1",
@@ -39,6 +40,18 @@ fn locomo_sample() -> Value {
             {"question": "What does Melanie do with her kids?", "answer": "camping", "evidence": ["D1:2"], "category": 4},
             {"question": "An adversarial question", "answer": "n/a", "evidence": [], "category": 5}
         ]
+    }, {
+        // Later than the first conversation's end: replayed on its own clock.
+        "sample_id": "t2",
+        "conversation": {
+            "speaker_a": "Jon", "speaker_b": "Gina",
+            "session_1_date_time": "2:00 pm on 3 March, 2024",
+            "session_1": [
+                {"speaker": "Jon", "dia_id": "D1:1", "text": "I opened a dance studio downtown."},
+                {"speaker": "Gina", "dia_id": "D1:2", "text": "That is wonderful news, Jon."}
+            ]
+        },
+        "qa": [{"question": "What did Jon open?", "answer": "dance studio", "evidence": ["D1:1"], "category": 1}]
     }])
 }
 
@@ -59,12 +72,12 @@ async fn eval_scores_every_scenario_category_and_reads_locomo() {
     std::fs::write(&file, locomo_sample().to_string()).unwrap();
     let locomo = engram(&["eval", "--locomo", file.to_str().unwrap()], &dir.path().join("locomo-out.json"));
 
-    assert_eq!(locomo["locomo"]["overall"]["questions"], 2, "category 5 is left out: {locomo}");
-    assert_eq!(locomo["raw_events"], 8, "each speaker holds the whole conversation");
+    assert_eq!(locomo["locomo"]["overall"]["questions"], 3, "category 5 is left out: {locomo}");
+    assert_eq!(locomo["raw_events"], 12, "each speaker holds the whole conversation");
     assert!(locomo["locomo"]["categories"]["1"]["evidence_recall_at_10"].is_number());
     assert_eq!(
         locomo["locomo"]["raw_turns_baseline"]["overall"]["evidence_recall_at_5"], 1.0,
-        "four turns: every evidence is in the top 5"
+        "at most four turns a conversation: every evidence is in the top 5"
     );
     assert!(locomo["storage_ratio"].as_f64().unwrap() > 0.0);
 }

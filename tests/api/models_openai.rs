@@ -315,3 +315,22 @@ async fn an_answer_that_does_not_fit_the_schema_is_malformed_and_a_spent_budget_
     );
     assert!(!text.contains("budget_exceeded"), "a call the budget stopped is no request");
 }
+
+#[tokio::test]
+async fn a_missing_prompt_stops_startup_when_an_llm_is_configured() {
+    let dir = crate::jobs::job_dir(&[("dedup", "schedule = \"0 0 3 * * *\"")]);
+    let mut settings = crate::helpers::test_settings();
+    settings.jobs.dir = dir.path().to_owned();
+    let (db, _) = crate::helpers::fresh_database().await;
+    assert!(
+        engram::startup::Application::build(settings.clone(), db.clone()).await.is_ok(),
+        "no LLM, no prompt needed"
+    );
+
+    settings.llm.provider = engram::configuration::LlmProvider::Openai;
+    settings.llm.base_url = Some("http://127.0.0.1:9/v1".into());
+    settings.llm.model = Some("any".into());
+    let err = engram::startup::Application::build(settings, db).await.err().expect("startup stops").to_string();
+
+    assert!(err.contains("dedup") && err.contains("prompts"), "the error names the prompt: {err}");
+}

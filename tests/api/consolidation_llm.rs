@@ -1,0 +1,173 @@
+//! Consolidation through an LLM: a scripted OpenAI-compatible endpoint on loopback
+//! answers, and the jobs check what it says before storing it.
+
+use std::sync::Arc;
+
+use engram::configuration::{LlmProvider, LlmSettings};
+use engram::models::Llm;
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::consolidation::{JOBS, day, run_at, say};
+use crate::helpers::spawn_app;
+use crate::jobs::{executor_with, job_dir};
+
+fn llm(server: &MockServer) -> Arc<Llm> {
+    let settings = LlmSettings {
+        provider: LlmProvider::Openai,
+        base_url: Some(server.uri()),
+        model: Some("scripted".into()),
+        api_key: Some("unused".into()),
+        timeout_secs: 10,
+        ..Default::default()
+    };
+    Arc::new(Llm::from_settings(&settings, Default::default()).unwrap().unwrap())
+}
+
+async fn answer(server: &MockServer, facts: Value) {
+    server.reset().await;
+    let content = json!({"facts": facts}).to_string();
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 300, "completion_tokens": 60, "total_tokens": 360}
+        })))
+        .mount(server)
+        .await;
+}
+
+fn fact(
+    category: &str,
+    key: Option<&str>,
+    content: &str,
+    quote: &str,
+    resolution: &str,
+    existing: Option<String>,
+) -> Value {
+    json!({"category": category, "key": key, "content": content, "importance": 0.8, "source_quote": quote,
+           "message": 1, "resolution": resolution, "existing_id": existing})
+}
+
+#[tokio::test]
+async fn a_long_session_is_summarized_in_chunks_then_combined() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let server = MockServer::start().await;
+    let dir = job_dir(&[("summarize_sessions", "schedule = \"0 0 * * * *\"\n[params]\nchunk_tokens = 80")]);
+    let executor = executor_with(&app.db, &dir, Some(llm(&server)));
+    let lines: Vec<String> = (1..=12)
+        .map(|n| format!("Step {n} of the rollout plan moves service number {n} to the new cluster."))
+        .collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    say(&app, &key, "hal", "s1", day(1, 9), &lines).await;
+    let summary =
+        r#"{"summary": "The rollout moves services to the new cluster step by step.", "topics": ["rollout"]}"#;
+    crate::helpers::answer_every_completion(&server, summary).await;
+
+    let run = run_at(&executor, "summarize_sessions", day(1, 12), false).await;
+
+    let requests = server.received_requests().await.unwrap();
+    assert!(requests.len() >= 3, "chunks, then one combining call: {}", requests.len());
+    let last =
+        requests.last().unwrap().body_json::<Value>().unwrap()["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(
+        last.contains("The rollout moves services") && !last.contains("Step 1 of"),
+        "the last call combines the chunk summaries: {last}"
+    );
+    assert_eq!(run.counts["llm_tokens"].as_i64(), Some(120 * requests.len() as i64));
+    let summary: String = sqlx::query_scalar("SELECT summary FROM sessions").fetch_one(&app.db.pool).await.unwrap();
+    assert_eq!(summary, "The rollout moves services to the new cluster step by step.");
+}
+
+#[tokio::test]
+async fn the_llm_path_stores_checked_facts_and_resolves_updates_it_is_told_about() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let server = MockServer::start().await;
+    let dir = job_dir(JOBS);
+    let executor = executor_with(&app.db, &dir, Some(llm(&server)));
+    say(&app, &key, "ana", "s1", day(1, 9), &["Hi, I'm Ana and we use MySQL for billing.", "thanks!"]).await;
+    say(&app, &key, "dee", "s1", day(1, 9), &["ok", "好的"]).await;
+    answer(
+        &server,
+        json!([
+            fact("identity", Some("name"), "The user's name is Ana.", "I'm Ana", "new", None),
+            fact(
+                "technical",
+                Some("database"),
+                "The team uses MySQL for billing.",
+                "we use MySQL for billing",
+                "new",
+                None
+            ),
+            fact("personal", Some("location"), "The user lives in Paris.", "I live in Paris", "new", None),
+        ]),
+    )
+    .await;
+
+    let first = run_at(&executor, "extract_facts", day(1, 12), false).await;
+
+    assert_eq!(
+        (first.counts["created"].as_i64(), first.counts["invalid"].as_i64()),
+        (Some(2), Some(1)),
+        "{}",
+        first.counts
+    );
+    assert_eq!(
+        (first.counts["llm_calls"].as_i64(), first.counts["llm_calls_saved"].as_i64()),
+        (Some(1), Some(1)),
+        "{}",
+        first.counts
+    );
+    assert_eq!(first.counts["llm_tokens"], 360);
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1, "small talk costs no LLM call");
+    let prompt = requests[0].body_json::<Value>().unwrap()["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(prompt.contains("[1] Hi, I'm Ana and we use MySQL for billing.") && !prompt.contains("thanks"), "{prompt}");
+    let (mysql, quote): (uuid::Uuid, String) =
+        sqlx::query_as("SELECT id, source_quote FROM memories WHERE key = 'database'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(quote, "we use MySQL for billing");
+
+    say(&app, &key, "ana", "s2", day(5, 9), &["We moved billing over to PostgreSQL this week."]).await;
+    answer(
+        &server,
+        json!([fact(
+            "technical",
+            Some("database"),
+            "The team uses PostgreSQL for billing.",
+            "We moved billing over to PostgreSQL",
+            "update",
+            Some(mysql.to_string())
+        )]),
+    )
+    .await;
+    let second = run_at(&executor, "extract_facts", day(5, 12), false).await;
+
+    assert_eq!(second.counts["superseded"], 1, "{}", second.counts);
+    let prompt = server.received_requests().await.unwrap()[0].body_json::<Value>().unwrap()["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(prompt.contains(&mysql.to_string()), "known facts go into the prompt: {prompt}");
+    let (status, by): (String, Option<uuid::Uuid>) =
+        sqlx::query_as("SELECT status, superseded_by FROM memories WHERE id = $1")
+            .bind(mysql)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    let current: String =
+        sqlx::query_scalar("SELECT content FROM memories WHERE key = 'database' AND status = 'active'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        (status.as_str(), by.is_some(), current.as_str()),
+        ("superseded", true, "The team uses PostgreSQL for billing.")
+    );
+}
