@@ -131,3 +131,21 @@ async fn a_tenants_purge_removes_only_its_own_old_run_records() {
         sqlx::query_scalar("SELECT tenant_id FROM job_runs WHERE job = 'evict'").fetch_all(&db.pool).await.unwrap();
     assert_eq!(left, vec!["tenant-a"]);
 }
+
+#[tokio::test]
+async fn a_run_scoped_to_one_user_leaves_other_users_and_tenants_alone() {
+    let (db, _) = crate::helpers::fresh_database().await;
+    let dir = crate::jobs::job_dir(&[("evict", crate::jobs::EVICT)]);
+    let ann = crate::jobs::old_memory(&db, "acme", "ann", "project", 400, false).await;
+    let bo = crate::jobs::old_memory(&db, "acme", "bo", "project", 400, false).await;
+    let other = crate::jobs::old_memory(&db, "globex", "ann", "project", 400, false).await;
+
+    let scope =
+        Scope::user(engram::domain::TenantId::parse("acme").unwrap(), engram::domain::UserId::parse("ann").unwrap());
+    let done = crate::jobs::run(&crate::jobs::executor(&db, &dir), "evict", scope, false).await;
+
+    assert_eq!(done.counts["users"], 1);
+    assert_eq!(crate::jobs::status_of(&db, ann).await, "evicted");
+    assert_eq!(crate::jobs::status_of(&db, bo).await, "active");
+    assert_eq!(crate::jobs::status_of(&db, other).await, "active");
+}

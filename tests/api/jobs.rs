@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engram::db::Database;
-use engram::domain::{TenantId, UserId};
 use engram::jobs::{Definition, Executor, Run, Scope, Trigger, control, definition};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -181,23 +180,6 @@ async fn a_dry_run_reports_the_changes_and_writes_nothing_but_its_run_record() {
     assert_eq!(snapshot(&db).await, before);
     let real = run(&executor(&db, &dir), "evict", Scope::all(), false).await;
     assert_eq!(real.counts["evicted"], 3, "the dry run did not use up the work");
-}
-
-#[tokio::test]
-async fn a_run_scoped_to_one_user_leaves_other_users_and_tenants_alone() {
-    let (db, _) = fresh_database().await;
-    let dir = job_dir(&[("evict", EVICT)]);
-    let ann = old_memory(&db, "acme", "ann", "project", 400, false).await;
-    let bo = old_memory(&db, "acme", "bo", "project", 400, false).await;
-    let other = old_memory(&db, "globex", "ann", "project", 400, false).await;
-
-    let scope = Scope::user(TenantId::parse("acme").unwrap(), UserId::parse("ann").unwrap());
-    let done = run(&executor(&db, &dir), "evict", scope, false).await;
-
-    assert_eq!(done.counts["users"], 1);
-    assert_eq!(status_of(&db, ann).await, "evicted");
-    assert_eq!(status_of(&db, bo).await, "active");
-    assert_eq!(status_of(&db, other).await, "active");
 }
 
 #[tokio::test]
