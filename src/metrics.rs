@@ -33,6 +33,7 @@ pub struct Metrics {
     pub job_items: IntCounterVec,
     pub job_last_success: GaugeVec,
     pub events_pending: Gauge,
+    pub events_unembedded: Gauge,
     pub memories: GaugeVec,
     pub job_interval: GaugeVec,
     pub ready: Gauge,
@@ -152,6 +153,12 @@ impl Metrics {
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },
+            events_unembedded: {
+                let metric = Gauge::new("engram_events_unembedded", "Raw events not yet searchable by meaning (no vector)")
+                    .expect("valid metric");
+                r.register(Box::new(metric.clone())).expect("registered once");
+                metric
+            },
             memories: gauge(&r, "engram_memories", "Memories by status", &["status"]),
             job_interval: gauge(
                 &r,
@@ -212,7 +219,7 @@ impl Metrics {
     /// (the text exposition leaves out families without any).
     pub fn names(&self) -> Vec<String> {
         use prometheus::core::Collector;
-        let collectors: [&dyn Collector; 18] = [
+        let collectors: [&dyn Collector; 19] = [
             &self.http_requests,
             &self.http_duration,
             &self.llm_requests,
@@ -228,6 +235,7 @@ impl Metrics {
             &self.job_items,
             &self.job_last_success,
             &self.events_pending,
+            &self.events_unembedded,
             &self.memories,
             &self.job_interval,
             &self.ready,

@@ -131,9 +131,22 @@ pub fn estimate_tokens(text: &str) -> usize {
     wide + narrow_bytes.div_ceil(4)
 }
 
+/// `line` after the day it was said, as context lines are dated: `[Mon 8 May 2023] …`.
+/// Spelled out (weekday, day, month name, year) so that neither a reader nor a model
+/// confuses day and month, and "the Sunday before" can be worked out.
+pub fn dated(at: chrono::DateTime<chrono::Utc>, line: &str) -> String {
+    format!("[{}] {line}", at.format("%a %-d %B %Y"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_dated_with_weekday_day_month_and_year() {
+        let at = "2023-05-08T13:56:00Z".parse().unwrap();
+        assert_eq!(dated(at, "user: hi"), "[Mon 8 May 2023] user: hi");
+    }
 
     #[test]
     fn sentences_split_latin_and_cjk_but_not_versions() {

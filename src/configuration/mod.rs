@@ -133,6 +133,19 @@ impl Settings {
         if self.search.default_limit == 0 || self.search.default_limit > self.search.max_limit {
             return invalid("search.default_limit", "must be between 1 and search.max_limit");
         }
+        for (key, value) in [
+            ("search.event_weight", self.search.event_weight),
+            ("search.outside_window_weight", self.search.outside_window_weight),
+            ("search.context_working_share", self.search.context_working_share),
+            ("search.context_profile_share", self.search.context_profile_share),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return invalid(key, "must be between 0 and 1");
+            }
+        }
+        if self.search.context_working_share + self.search.context_profile_share > 1.0 {
+            return invalid("search.context_profile_share", "and search.context_working_share must add up to at most 1");
+        }
         if !(0.0..=1.0).contains(&self.search.default_min_score) {
             return invalid("search.default_min_score", "must be between 0 and 1");
         }

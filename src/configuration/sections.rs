@@ -193,8 +193,17 @@ pub struct SearchSettings {
     pub scan_limit: u32,
     /// How often buffered access statistics are written.
     pub access_flush_ms: u64,
+    /// The tier weight of raw turns on the one scale (facts: 0.8 + 0.2 × decay).
+    pub event_weight: f64,
+    /// The weight of a result outside the window of a time phrase in the query.
+    pub outside_window_weight: f64,
     pub context_default_tokens: usize,
     pub context_max_tokens: usize,
+    /// The share of a context's budget for the current session's latest turns (with
+    /// `session_id`).
+    pub context_working_share: f64,
+    /// The most of a context's budget the profile (identity and personal facts) takes.
+    pub context_profile_share: f64,
 }
 
 impl Default for SearchSettings {
@@ -209,8 +218,12 @@ impl Default for SearchSettings {
             user_index_ef_search: 100,
             scan_limit: 2000,
             access_flush_ms: 1000,
+            event_weight: 0.9,
+            outside_window_weight: 0.7,
             context_default_tokens: 512,
             context_max_tokens: 8192,
+            context_working_share: 0.3,
+            context_profile_share: 0.2,
         }
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::{ClientEventId, SessionId, UserId, ValidationError};
 use crate::configuration::IngestSettings;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 #[sqlx(type_name = "text", rename_all = "lowercase")]
 pub enum Role {

@@ -30,10 +30,12 @@ pub enum ResultKind {
     Insight,
     SessionSummary,
     PeriodSummary,
+    /// A raw turn of a conversation (episodic memory).
+    Event,
 }
 
 impl ResultKind {
-    pub const ALL: [Self; 4] = [Self::Fact, Self::Insight, Self::SessionSummary, Self::PeriodSummary];
+    pub const ALL: [Self; 5] = [Self::Fact, Self::Insight, Self::SessionSummary, Self::PeriodSummary, Self::Event];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -41,6 +43,7 @@ impl ResultKind {
             Self::Insight => "insight",
             Self::SessionSummary => "session_summary",
             Self::PeriodSummary => "period_summary",
+            Self::Event => "event",
         }
     }
 
@@ -49,7 +52,7 @@ impl ResultKind {
         match self {
             Self::Fact => Some(Kind::Fact),
             Self::Insight => Some(Kind::Insight),
-            Self::SessionSummary | Self::PeriodSummary => None,
+            Self::SessionSummary | Self::PeriodSummary | Self::Event => None,
         }
     }
 }

@@ -3,7 +3,9 @@
 //! `assistant` events in the same session, so each user holds the whole conversation.
 //! Sessions keep `session_N_date_time` as their time and every event its `dia_id` in
 //! metadata. After the last session the consolidation jobs run, and each `qa` item of
-//! categories 1–4 is asked of both users.
+//! categories 1–4 is asked as a client would: one lookup and one context of the user the
+//! question names. Beside engram, the same figures for search over the raw transcript
+//! ([`super::transcript`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -14,24 +16,29 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::Harness;
+use super::transcript::{RETRIEVERS, Transcript, Turn};
 use crate::configuration::Settings;
 
-const JOBS: &[&str] = &["extract_facts", "summarize_sessions", "dedup"];
+const JOBS: &[&str] = &["embed_events", "extract_facts", "summarize_sessions", "dedup"];
+
+/// Evidence recall at 5 and 10, answer in context at 256 and 1,024 tokens.
+type Figures = [f64; 4];
 
 pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&text)
         .with_context(|| format!("{} is not LoCoMo JSON (an array of samples)", file.display()))?;
     let harness = Harness::start(settings, "locomo").await?;
-    let mut per_category: BTreeMap<String, Vec<[f64; 4]>> = BTreeMap::new();
-    let mut baseline: BTreeMap<String, Vec<[f64; 4]>> = BTreeMap::new();
+    let mut engram: BTreeMap<String, Vec<Figures>> = BTreeMap::new();
+    let mut transcript_figures: BTreeMap<&str, BTreeMap<String, Vec<Figures>>> = BTreeMap::new();
     for (n, sample) in samples.iter().enumerate() {
         let id = sample["sample_id"].as_str().map(str::to_owned).unwrap_or_else(|| format!("sample{n}"));
         eprintln!("eval: LoCoMo {id}");
-        let (users, last) = ingest(&harness, &id, &sample["conversation"]).await?;
+        let (speakers, last) = ingest(&harness, &id, &sample["conversation"]).await?;
         let turns = all_turns(&sample["conversation"]);
-        let texts: Vec<String> = turns.iter().map(|(_, text)| text.clone()).collect();
-        let turn_vectors = harness.executor.models.embedder.embed(&texts).await?;
+        let texts: Vec<String> = turns.iter().map(|t| t.line.clone()).collect();
+        let vectors = harness.executor.models.embedder.embed(&texts).await?;
+        let transcript = Transcript::new(turns, vectors);
         let end = last + Duration::days(1);
         let jobs: Vec<String> = JOBS.iter().map(|j| (*j).to_owned()).collect();
         harness.run_jobs(&jobs, &crate::jobs::Scope::all(), end).await?;
@@ -46,37 +53,65 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
             };
             let evidence: Vec<String> =
                 qa["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)).collect();
-            let scores = ask(&harness, &users, question, &answer, &evidence).await?;
-            per_category.entry(category.to_string()).or_default().push(scores);
-            let query = harness.executor.models.embedder.embed_one(question).await?;
-            let mut ranked: Vec<(f32, usize)> =
-                turn_vectors.iter().enumerate().map(|(i, v)| (v.cosine(&query), i)).collect();
-            ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-            let order: Vec<&(String, String)> = ranked.iter().map(|(_, i)| &turns[*i]).collect();
-            baseline.entry(category.to_string()).or_default().push(raw_turns_baseline(&order, &answer, &evidence));
+            let user = asked(&speakers, question);
+            let figures = ask(&harness, user, question, &answer, &evidence).await?;
+            engram.entry(category.to_string()).or_default().push(figures);
+            let vector = harness.executor.models.embedder.embed_one(question).await?;
+            for retriever in RETRIEVERS {
+                let ranked = transcript.rank(retriever, question, &vector);
+                let figures = transcript.score(&ranked, &answer, &evidence);
+                transcript_figures.entry(retriever).or_default().entry(category.to_string()).or_default().push(figures);
+            }
         }
     }
-    let summarize = |rows: &[[f64; 4]]| {
+    let mut retrievers = serde_json::Map::new();
+    retrievers.insert("engram".into(), summarize_categories(&engram));
+    for (name, figures) in &transcript_figures {
+        retrievers.insert(format!("transcript_{name}"), summarize_categories(figures));
+    }
+    let (events, kept) = harness.compression().await?;
+    let storage = harness.event_storage().await?;
+    Ok(json!({"locomo": {"samples": samples.len(), "retrievers": retrievers},
+              "raw_events": events, "memory_items": kept,
+              "storage_ratio": if events > 0 { kept as f64 / events as f64 } else { 0.0 },
+              "event_storage": storage}))
+}
+
+/// Per category and overall: questions and the four figures' means.
+fn summarize_categories(per_category: &BTreeMap<String, Vec<Figures>>) -> Value {
+    let summarize = |rows: &[Figures]| {
         let mean =
             |i: usize| if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r[i]).sum::<f64>() / rows.len() as f64 };
         json!({"questions": rows.len(), "evidence_recall_at_5": mean(0), "evidence_recall_at_10": mean(1),
                "answer_in_context_256": mean(2), "answer_in_context_1024": mean(3)})
     };
-    let all: Vec<[f64; 4]> = per_category.values().flatten().copied().collect();
+    let all: Vec<Figures> = per_category.values().flatten().copied().collect();
     let categories: serde_json::Map<String, Value> =
         per_category.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
-    let all_baseline: Vec<[f64; 4]> = baseline.values().flatten().copied().collect();
-    let baseline_categories: serde_json::Map<String, Value> =
-        baseline.iter().map(|(c, rows)| (c.clone(), summarize(rows))).collect();
-    let (events, kept) = harness.compression().await?;
-    Ok(json!({"locomo": {"samples": samples.len(), "categories": categories, "overall": summarize(&all),
-                         "raw_turns_baseline": {"categories": baseline_categories, "overall": summarize(&all_baseline)}},
-              "raw_events": events, "memory_items": kept,
-              "storage_ratio": if events > 0 { kept as f64 / events as f64 } else { 0.0 }}))
+    json!({"categories": categories, "overall": summarize(&all)})
 }
 
-/// Stores one conversation for both speakers; returns the users and the last session time.
-async fn ingest(harness: &Harness, sample: &str, conversation: &Value) -> anyhow::Result<(Vec<String>, DateTime<Utc>)> {
+/// The user a client would ask: the speaker the question names (when it names exactly
+/// one), otherwise the first speaker. Either holds the whole conversation.
+fn asked<'a>(speakers: &'a [(String, String)], question: &str) -> &'a str {
+    let words: Vec<String> = question.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect();
+    let named: Vec<&(String, String)> = speakers
+        .iter()
+        .filter(|(name, _)| name.split_whitespace().next().is_some_and(|first| words.contains(&first.to_lowercase())))
+        .collect();
+    match named.as_slice() {
+        [(_, user)] => user,
+        _ => &speakers[0].1,
+    }
+}
+
+/// Stores one conversation for both speakers; returns the speakers with their users, and
+/// the last session's time.
+async fn ingest(
+    harness: &Harness,
+    sample: &str,
+    conversation: &Value,
+) -> anyhow::Result<(Vec<(String, String)>, DateTime<Utc>)> {
     let speakers =
         [conversation["speaker_a"].as_str().unwrap_or("A"), conversation["speaker_b"].as_str().unwrap_or("B")];
     let user = |speaker: &str| format!("{sample}-{}", speaker.to_lowercase().replace(char::is_whitespace, "_"));
@@ -107,44 +142,28 @@ async fn ingest(harness: &Harness, sample: &str, conversation: &Value) -> anyhow
         }
         last = last.max(at + Duration::seconds(turns.len() as i64 * 30));
     }
-    Ok((speakers.iter().map(|s| user(s)).collect(), last))
+    Ok((speakers.iter().map(|s| ((*s).to_owned(), user(s))).collect(), last))
 }
 
-/// Every turn of the conversation as (dia_id, text).
-fn all_turns(conversation: &Value) -> Vec<(String, String)> {
+/// Every turn of the conversation, on its session's clock as ingest stores it.
+fn all_turns(conversation: &Value) -> Vec<Turn> {
     let mut turns = Vec::new();
+    let mut last = DateTime::<Utc>::MIN_UTC;
     for n in 1.. {
         let Some(session) = conversation[format!("session_{n}")].as_array() else { break };
-        for t in session {
+        let at = conversation[format!("session_{n}_date_time")]
+            .as_str()
+            .and_then(parse_date)
+            .unwrap_or(last + Duration::days(1));
+        last = last.max(at + Duration::seconds(session.len() as i64 * 30));
+        for (i, t) in session.iter().enumerate() {
             if let (Some(id), Some(text)) = (t["dia_id"].as_str(), t["text"].as_str()) {
-                turns.push((id.to_owned(), format!("{}: {text}", t["speaker"].as_str().unwrap_or_default())));
+                let line = format!("{}: {text}", t["speaker"].as_str().unwrap_or_default());
+                turns.push(Turn { dia_id: id.to_owned(), at: at + Duration::seconds(i as i64 * 30), line });
             }
         }
     }
     turns
-}
-
-/// The same four numbers when memory is the raw turns only: the turns most similar to
-/// the question, as many as fit in 256 and 1,024 tokens of context.
-fn raw_turns_baseline(ranked: &[&(String, String)], answer: &str, evidence: &[String]) -> [f64; 4] {
-    let recall_at = |k: usize| {
-        if evidence.is_empty() {
-            return 0.0;
-        }
-        evidence.iter().filter(|e| ranked.iter().take(k).any(|(id, _)| id == *e)).count() as f64 / evidence.len() as f64
-    };
-    let in_context = |budget: usize| {
-        let mut text = String::new();
-        for (_, turn) in ranked {
-            if crate::text::estimate_tokens(&text) + crate::text::estimate_tokens(turn) > budget {
-                break;
-            }
-            text.push_str(turn);
-            text.push('\n');
-        }
-        if normalise(&text).contains(&normalise(answer)) { 1.0 } else { 0.0 }
-    };
-    [recall_at(5), recall_at(10), in_context(256), in_context(1024)]
 }
 
 /// "1:56 pm on 8 May, 2023".
@@ -161,32 +180,27 @@ fn parse_date(text: &str) -> Option<DateTime<Utc>> {
     Some(date.and_hms_opt(hour, minute, 0)?.and_utc())
 }
 
-/// Evidence recall at 5 and 10 over facts and insights of both speakers, and whether the
-/// answer appears in their context at 256 and 1024 tokens.
-async fn ask(
-    harness: &Harness,
-    users: &[String],
-    question: &str,
-    answer: &str,
-    evidence: &[String],
-) -> anyhow::Result<[f64; 4]> {
-    let mut results: Vec<(f64, Vec<Uuid>)> = Vec::new();
-    for user in users {
-        let found = harness
-            .post("/v1/search", &json!({"user_id": user, "query": question, "limit": 10, "min_score": 0.0}))
-            .await?;
-        for r in found["results"].as_array().into_iter().flatten() {
-            let sources = r["source_event_ids"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.as_str()?.parse().ok())
-                .collect();
-            results.push((r["score"].as_f64().unwrap_or(0.0), sources));
-        }
-    }
-    results.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let ids: Vec<Uuid> = results.iter().take(10).flat_map(|(_, s)| s.clone()).collect();
+/// One lookup of `user` as a client makes it: evidence recall in its top 5 and 10 (a
+/// result's sources count, except a summary's, which cover a whole session), and whether
+/// the answer is in the user's context at 256 and 1,024 tokens.
+async fn ask(harness: &Harness, user: &str, question: &str, answer: &str, evidence: &[String]) -> anyhow::Result<Figures> {
+    let found = harness
+        .post(
+            "/v1/search",
+            &json!({"user_id": user, "query": question, "limit": 10, "min_score": 0.0, "kinds": ["fact", "insight", "event"]}),
+        )
+        .await?;
+    let results: Vec<Vec<Uuid>> = found["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let summary = r["kind"].as_str().is_some_and(|k| k.ends_with("_summary"));
+            let sources = r["source_event_ids"].as_array().into_iter().flatten();
+            sources.filter(|_| !summary).filter_map(|s| s.as_str()?.parse().ok()).collect()
+        })
+        .collect();
+    let ids: Vec<Uuid> = results.iter().flatten().copied().collect();
     let dia: HashMap<Uuid, String> =
         sqlx::query_as::<_, (Uuid, Option<String>)>("SELECT id, metadata ->> 'dia_id' FROM events WHERE id = ANY($1)")
             .bind(&ids)
@@ -196,25 +210,30 @@ async fn ask(
             .filter_map(|(id, d)| Some((id, d?)))
             .collect();
     let recall_at = |k: usize| {
-        let found: Vec<&String> =
-            results.iter().take(k).flat_map(|(_, s)| s.iter().filter_map(|id| dia.get(id))).collect();
-        if evidence.is_empty() {
-            0.0
-        } else {
-            evidence.iter().filter(|e| found.contains(e)).count() as f64 / evidence.len() as f64
-        }
+        let found: Vec<&str> =
+            results.iter().take(k).flat_map(|s| s.iter().filter_map(|id| dia.get(id).map(String::as_str))).collect();
+        recall(evidence, &found)
     };
     let mut in_context = [0.0; 2];
     for (slot, tokens) in [256, 1024].into_iter().enumerate() {
-        let mut text = String::new();
-        for user in users {
-            let query: String = url_encode(question);
-            let context = harness.get(&format!("/v1/users/{user}/context?query={query}&max_tokens={tokens}")).await?;
-            text.push_str(context["text"].as_str().unwrap_or_default());
-        }
-        in_context[slot] = if normalise(&text).contains(&normalise(answer)) { 1.0 } else { 0.0 };
+        let query = url_encode(question);
+        let context = harness.get(&format!("/v1/users/{user}/context?query={query}&max_tokens={tokens}")).await?;
+        in_context[slot] = answer_in(context["text"].as_str().unwrap_or_default(), answer);
     }
     Ok([recall_at(5), recall_at(10), in_context[0], in_context[1]])
+}
+
+/// The share of `evidence` among `found` (dialogue ids).
+pub fn recall(evidence: &[String], found: &[&str]) -> f64 {
+    if evidence.is_empty() {
+        return 0.0;
+    }
+    evidence.iter().filter(|e| found.contains(&e.as_str())).count() as f64 / evidence.len() as f64
+}
+
+/// 1 when the answer appears in `text`, compared as lowercase words.
+pub fn answer_in(text: &str, answer: &str) -> f64 {
+    if normalise(text).contains(&normalise(answer)) { 1.0 } else { 0.0 }
 }
 
 fn normalise(text: &str) -> String {

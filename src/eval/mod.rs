@@ -6,6 +6,7 @@
 
 mod locomo;
 mod scenario;
+mod transcript;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -122,6 +123,18 @@ impl Harness {
         Ok(())
     }
 
+    /// What raw events cost in storage: rows, and bytes per event (table, TOAST and
+    /// indexes, and the embeddings alone).
+    pub async fn event_storage(&self) -> anyhow::Result<Value> {
+        let (rows, total, vectors): (i64, i64, Option<f64>) = sqlx::query_as(
+            "SELECT count(*), pg_total_relation_size('events'), avg(pg_column_size(embedding))::float8 FROM events",
+        )
+        .fetch_one(&self.db.pool)
+        .await?;
+        let per_event = if rows > 0 { total as f64 / rows as f64 } else { 0.0 };
+        Ok(json!({"rows": rows, "bytes_per_event": per_event.round(), "embedding_bytes_per_event": vectors.unwrap_or(0.0).round()}))
+    }
+
     /// Raw events against what consolidation keeps (active memories and summaries).
     pub async fn compression(&self) -> anyhow::Result<(i64, i64)> {
         Ok(sqlx::query_as(
@@ -208,6 +221,28 @@ pub async fn run(
 }
 
 fn print_report(report: &Value) {
+    if let Some(retrievers) = report["locomo"]["retrievers"].as_object() {
+        println!(
+            "{:<18} {:<9} {:>9} {:>9} {:>9} {:>10} {:>11}",
+            "retriever", "category", "questions", "recall@5", "recall@10", "answer@256", "answer@1024"
+        );
+        for (name, figures) in retrievers {
+            let rows = figures["categories"].as_object().into_iter().flatten().map(|(c, v)| (c.as_str(), v));
+            for (category, v) in rows.chain([("overall", &figures["overall"])]) {
+                let f = |field: &str| format!("{:.3}", v[field].as_f64().unwrap_or(0.0));
+                println!(
+                    "{:<18} {:<9} {:>9} {:>9} {:>9} {:>10} {:>11}",
+                    name,
+                    category,
+                    v["questions"],
+                    f("evidence_recall_at_5"),
+                    f("evidence_recall_at_10"),
+                    f("answer_in_context_256"),
+                    f("answer_in_context_1024")
+                );
+            }
+        }
+    }
     if let Some(categories) = report["categories"].as_object() {
         println!(
             "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -236,7 +271,7 @@ fn print_report(report: &Value) {
         .as_object()
         .into_iter()
         .flatten()
-        .filter(|(k, _)| !["categories", "overall", "questions"].contains(&k.as_str()))
+        .filter(|(k, _)| !["categories", "overall", "questions", "locomo"].contains(&k.as_str()))
     {
         println!("{key}: {value}");
     }

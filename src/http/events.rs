@@ -27,6 +27,7 @@ async fn post_events(
     let events = ingest::parse_body(&body.0, &state.settings.ingest, state.clock.now())?;
     let done =
         ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
+    state.vectors.submit(&principal.tenant, &done.fresh);
     if done.corrections > 0 {
         state.metrics.corrections.with_label_values(&["detected"]).inc_by(done.corrections as u64);
     }

@@ -11,8 +11,8 @@ use super::error::ApiError;
 use super::extract::{JsonBody, Params};
 use super::openapi::ErrorBody;
 use super::state::AppState;
-use crate::context::{self, ContextResponse};
-use crate::domain::UserId;
+use crate::context::{self, ContextRequest, ContextResponse};
+use crate::domain::{SessionId, UserId, ValidationError};
 use crate::search::{SearchQuery, SearchRequest, SearchResponse};
 
 #[utoipa::path(
@@ -40,7 +40,8 @@ async fn post_search(
 #[utoipa::path(
     tag = "lookups",
     params(("user_id" = String, Path), ("query" = Option<String>, Query, description = "What the agent is about to answer"),
-           ("max_tokens" = Option<usize>, Query, description = "Token budget of the block (default 512)")),
+           ("max_tokens" = Option<usize>, Query, description = "Token budget of the block (default 512)"),
+           ("session_id" = Option<String>, Query, description = "The current session: its latest turns open the block (working memory)")),
     responses((status = 200, description = "A prompt-ready block within the budget", body = ContextResponse), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -54,12 +55,16 @@ async fn get_context(
 ) -> Result<HttpResponse, ApiError> {
     let started = Instant::now();
     let user = UserId::parse(path.into_inner())?;
-    let params = Params::parse(&req, &["query", "max_tokens"])?;
+    let params = Params::parse(&req, &["query", "max_tokens", "session_id"])?;
     let limits = &state.settings.search;
     let max_tokens =
         params.int("max_tokens", limits.context_default_tokens as i64, 1..=limits.context_max_tokens as i64)? as usize;
-    let (context, hit) =
-        context::build(&state.db, &state.lookup(), &principal.tenant, &user, params.text("query"), max_tokens).await?;
+    let session = params
+        .text("session_id")
+        .map(|s| SessionId::parse(s.to_owned()).map_err(|e| ValidationError::new("session_id", e.message)))
+        .transpose()?;
+    let request = ContextRequest { user: &user, query: params.text("query"), session: session.as_ref(), max_tokens };
+    let (context, hit) = context::build(&state.db, &state.lookup(), &principal.tenant, &request).await?;
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics.lookup("context", hit, elapsed);
     Ok(HttpResponse::Ok().json(ContextResponse { context, took_ms: elapsed * 1000.0 }))

@@ -24,6 +24,7 @@
 mod checkpoints;
 pub mod control;
 mod dedup;
+mod embed_events;
 pub mod definition;
 mod evict;
 mod extract_facts;

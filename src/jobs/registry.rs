@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::job::Job;
-use super::{dedup, evict, extract_facts, index_large_users, purge, reflect, summarize_periods, summarize_sessions};
+use super::{dedup, embed_events, evict, extract_facts, index_large_users, purge, reflect, summarize_periods, summarize_sessions};
 
 /// Parses a job's `[params]` into the job.
 pub(crate) type ParseParams = fn(toml::Table) -> Result<Arc<dyn Job>, String>;
@@ -16,6 +16,7 @@ pub(crate) const REGISTRY: &[(&str, ParseParams)] = &[
     ("summarize_periods", params::<summarize_periods::PeriodParams>),
     ("extract_facts", params::<extract_facts::ExtractParams>),
     ("dedup", params::<dedup::DedupParams>),
+    ("embed_events", params::<embed_events::EmbedParams>),
     ("evict", params::<evict::EvictParams>),
     ("reflect", params::<reflect::ReflectParams>),
     ("purge", params::<purge::PurgeParams>),

@@ -175,15 +175,17 @@ async fn refresh_gauges(executor: &Executor) {
             .await;
     let by_status: sqlx::Result<Vec<(String, i64)>> =
         sqlx::query_as("SELECT status, count(*) FROM memories GROUP BY status").fetch_all(pool).await;
-    match (pending, by_status) {
-        (Ok(pending), Ok(by_status)) => {
+    let unembedded = crate::ingest::vectors::backlog_size(pool).await;
+    match (pending, by_status, unembedded) {
+        (Ok(pending), Ok(by_status), Ok(unembedded)) => {
             metrics.events_pending.set(pending as f64);
+            metrics.events_unembedded.set(unembedded as f64);
             for status in Status::ALL {
                 let n = by_status.iter().find(|(s, _)| s == status.as_str()).map_or(0, |(_, n)| *n);
                 metrics.memories.with_label_values(&[status.as_str()]).set(n as f64);
             }
         }
-        (Err(err), _) | (_, Err(err)) => tracing::warn!(error = %err, "cannot refresh the backlog and memory gauges"),
+        (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => tracing::warn!(error = %err, "cannot refresh the backlog and memory gauges"),
     }
 }
 

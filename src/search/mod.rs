@@ -1,24 +1,35 @@
-//! Hybrid memory search: vector candidates from pgvector and keyword candidates
-//! from PostgreSQL text search (with substring bigrams for CJK), fused and ranked.
-//!
-//! Candidates are the union of the nearest memories by cosine distance and the
-//! keyword matches, twice the requested `limit` of each (at least 10, at most
-//! `search.candidates`). Each candidate gets
+//! Hybrid search over every tier of memory: facts and insights (semantic memory), raw
+//! turns (episodic memory) and session and period summaries. Each tier's candidates
+//! are its nearest rows by cosine distance (pgvector) and its keyword matches
+//! (PostgreSQL text search, with substring bigrams for CJK), twice the requested
+//! `limit` of each (at least 10, at most `search.candidates`). Every candidate is scored
+//! on one scale:
 //!
 //! ```text
-//! similarity = cosine similarity of query and memory embeddings
-//! lexical    = share of the query's terms the memory contains (0..1)
-//! relevance  = max(similarity, (similarity + lexical) / 2)     — keywords only ever help
-//! score      = relevance × (0.8 + 0.2 × decay)                 — decay: engram_decay(), 0..1
+//! similarity = cosine similarity of query and result embeddings
+//! keyword    = share of the query's terms the result contains (0..1)
+//! relevance  = max(similarity, (similarity + keyword) / 2)      — keywords only ever help
+//! tier       = facts, insights: 0.8 + 0.2 × decay (engram_decay(), 0..1)
+//!              raw turns:       search.event_weight (0.9)
+//!              summaries:       1
+//! time       = 1, or search.outside_window_weight (0.7) for a result outside the window
+//!              of a time phrase in the query ("last week", "in May", "上周"; see `when`)
+//! score      = relevance × tier × time
 //! ```
 //!
-//! so decay moves a score by at most 20%: an old but relevant fact still ranks.
+//! so decay moves a memory's score by at most 20%: an old but relevant fact still ranks.
 //! Scores are absolute (not rank-based like reciprocal rank fusion), which is what
-//! lets `min_score` and the hit/miss metric mean the same thing for every query.
+//! lets `min_score` and the hit/miss metric mean the same thing for every query;
+//! `explain: true` returns each result's parts. A fact and the turn it came from never
+//! both take a slot: whichever scores higher is kept (the fact on a tie), and a fact's
+//! `source_event_ids` still name the turn. `since`/`until` filter every tier by when
+//! it happened (a turn's time, a memory's `valid_from`, a summary's span).
 //! Lookups are read-only SQL; access statistics go through [`crate::access`].
 
+mod events;
 mod query;
 mod summaries;
+pub mod when;
 pub use query::{candidates, has_own_index};
 pub mod terms;
 
@@ -27,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::configuration::SearchSettings;
-use crate::domain::{Kind, ResultKind, UserId, ValidationError};
+use crate::domain::{Kind, ResultKind, Role, UserId, ValidationError};
 use crate::memories::{self, CATEGORIES};
 use crate::models::Embedding;
 
@@ -45,8 +56,15 @@ pub struct SearchRequest {
     pub categories: Option<Vec<String>>,
     pub kinds: Option<Vec<String>>,
     pub as_of: Option<String>,
+    /// Only what happened at or after this time (RFC 3339).
+    pub since: Option<String>,
+    /// Only what happened before this time (RFC 3339).
+    pub until: Option<String>,
     /// A query vector the client computed itself, with the configured dimension.
     pub embedding: Option<Vec<f32>>,
+    /// Adds `explanation` to every result: the parts of its score.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// A validated search.
@@ -61,8 +79,12 @@ pub struct SearchQuery {
     pub memory_kinds: Vec<Kind>,
     pub session_summaries: bool,
     pub period_summaries: bool,
+    pub events: bool,
     pub as_of: Option<DateTime<Utc>>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
     pub embedding: Option<Embedding>,
+    pub explain: bool,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -76,6 +98,109 @@ pub struct SearchResult {
     pub similarity: f64,
     pub updated_at: DateTime<Utc>,
     pub source_event_ids: Vec<Uuid>,
+    /// When a raw turn was said (`event` results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    /// Who said a raw turn (`event` results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    /// The session of a raw turn (`event` results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The parts of `score`, with `explain: true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
+    #[serde(skip)]
+    pub parts: Parts,
+}
+
+/// What a result's score is made of (see the module documentation).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Explanation {
+    /// Cosine similarity of the query and the result.
+    pub similarity: f64,
+    /// The share of the query's terms the result contains.
+    pub keyword: f64,
+    /// max(similarity, (similarity + keyword) / 2).
+    pub relevance: f64,
+    /// A memory's decay score (facts and insights only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decay: Option<f64>,
+    /// The tier's weight: 0.8 + 0.2 × decay for memories, `search.event_weight` for raw
+    /// turns, 1 for summaries.
+    pub tier: f64,
+    /// 1, or `search.outside_window_weight` outside the query's time phrase window.
+    pub time: f64,
+    /// The time phrase window, when the query has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<[DateTime<Utc>; 2]>,
+    /// How they combine: `score = relevance × tier × time`.
+    pub formula: &'static str,
+}
+
+/// The parts of a result's score as its tier's SQL returns them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Parts {
+    pub similarity: f64,
+    pub keyword: f64,
+    /// Facts and insights: the decay score.
+    pub decay: Option<f64>,
+    /// When it happened: a turn's time, a memory's `valid_from`, a summary's span.
+    pub span: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    pub tier: Tier,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Tier {
+    #[default]
+    Memory,
+    Event,
+    Summary,
+}
+
+impl Parts {
+    pub fn memory(similarity: f64, keyword: f64, decay: f64, valid_from: DateTime<Utc>) -> Self {
+        Self { similarity, keyword, decay: Some(decay), span: Some((valid_from, valid_from)), tier: Tier::Memory }
+    }
+
+    pub fn event(similarity: f64, keyword: f64, at: DateTime<Utc>) -> Self {
+        Self { similarity, keyword, decay: None, span: Some((at, at)), tier: Tier::Event }
+    }
+
+    pub fn summary(similarity: f64, keyword: f64, span: Option<(DateTime<Utc>, DateTime<Utc>)>) -> Self {
+        Self { similarity, keyword, decay: None, span, tier: Tier::Summary }
+    }
+
+    /// The result's explanation, whose `relevance × tier × time` is its score.
+    pub fn explain(&self, settings: &SearchSettings, window: Option<when::Window>) -> Explanation {
+        let relevance = self.similarity.max((self.similarity + self.keyword) / 2.0);
+        let tier = match self.tier {
+            Tier::Memory => 0.8 + 0.2 * self.decay.unwrap_or(1.0).clamp(0.0, 1.0),
+            Tier::Event => settings.event_weight,
+            Tier::Summary => 1.0,
+        };
+        let inside = match (window, self.span) {
+            (Some(window), Some((start, end))) => window.overlaps(start, end),
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        Explanation {
+            similarity: self.similarity,
+            keyword: self.keyword,
+            relevance,
+            decay: self.decay,
+            tier,
+            time: if inside { 1.0 } else { settings.outside_window_weight },
+            window: window.map(|w| [w.since, w.until]),
+            formula: "score = relevance × tier × time; relevance = max(similarity, (similarity + keyword) / 2)",
+        }
+    }
+}
+
+impl Explanation {
+    pub fn score(&self) -> f64 {
+        self.relevance * self.tier * self.time
+    }
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -86,7 +211,8 @@ pub struct SearchResponse {
 }
 
 impl SearchQuery {
-    /// The lookup `/context` makes for `text`: the ten best facts and insights.
+    /// The lookup `/context` makes for `text`: the best facts, insights and raw turns,
+    /// as many as a lookup may return (the block keeps what fits its budget).
     pub fn for_context(
         user: UserId,
         text: &str,
@@ -96,12 +222,15 @@ impl SearchQuery {
         let request = SearchRequest {
             user_id: user.to_string(),
             query: text.to_owned(),
-            limit: Some(10),
+            limit: Some(limits.max_limit as i64),
             min_score: None,
             categories: None,
-            kinds: None,
+            kinds: Some(vec!["fact".into(), "insight".into(), "event".into()]),
             as_of: None,
+            since: None,
+            until: None,
             embedding: None,
+            explain: false,
         };
         Self::parse(request, limits, dims)
     }
@@ -141,11 +270,19 @@ impl SearchQuery {
         if kinds.is_empty() {
             return Err(ValidationError::new("kinds", "must not be empty"));
         }
-        let as_of = request
-            .as_of
-            .map(|t| DateTime::parse_from_rfc3339(&t).map(|t| t.with_timezone(&Utc)))
-            .transpose()
-            .map_err(|_| ValidationError::new("as_of", "must be an RFC 3339 timestamp"))?;
+        let time = |field: &'static str, value: Option<String>| {
+            value
+                .map(|t| DateTime::parse_from_rfc3339(&t).map(|t| t.with_timezone(&Utc)))
+                .transpose()
+                .map_err(|_| ValidationError::new(field, "must be an RFC 3339 timestamp"))
+        };
+        let as_of = time("as_of", request.as_of)?;
+        let (since, until) = (time("since", request.since)?, time("until", request.until)?);
+        if let (Some(since), Some(until)) = (since, until)
+            && until <= since
+        {
+            return Err(ValidationError::new("until", "must be later than since"));
+        }
         let embedding = request
             .embedding
             .map(|values| Embedding::new(values, dims))
@@ -160,16 +297,14 @@ impl SearchQuery {
             memory_kinds: kinds.iter().filter_map(|k| k.memory()).collect(),
             session_summaries: kinds.contains(&ResultKind::SessionSummary),
             period_summaries: kinds.contains(&ResultKind::PeriodSummary),
+            events: kinds.contains(&ResultKind::Event),
             as_of,
+            since,
+            until,
             embedding,
+            explain: request.explain,
         })
     }
-}
-
-/// The documented ranking formula (see the module documentation).
-pub fn score(similarity: f64, lexical: f64, decay: f64) -> f64 {
-    let relevance = similarity.max((similarity + lexical) / 2.0);
-    relevance * (0.8 + 0.2 * decay.clamp(0.0, 1.0))
 }
 
 /// What a lookup needs besides the query: the read connections, the embedder, the
@@ -201,6 +336,11 @@ impl Lookup<'_> {
 mod tests {
     use super::*;
 
+    fn score(similarity: f64, keyword: f64, decay: f64) -> f64 {
+        let at = DateTime::<Utc>::UNIX_EPOCH;
+        Parts::memory(similarity, keyword, decay, at).explain(&SearchSettings::default(), None).score()
+    }
+
     #[test]
     fn keywords_only_help_and_decay_moves_a_score_by_at_most_a_fifth() {
         assert_eq!(score(0.8, 0.0, 1.0), 0.8);
@@ -208,6 +348,19 @@ mod tests {
         let fresh = score(0.7, 0.5, 1.0);
         let stale = score(0.7, 0.5, 0.0);
         assert!((stale / fresh - 0.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn outside_a_time_phrase_window_a_result_weighs_less() {
+        let settings = SearchSettings::default();
+        let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 5, d).unwrap().and_hms_opt(12, 0, 0).unwrap().and_utc();
+        let window = when::Window { since: day(10), until: day(17) };
+        let inside = Parts::event(0.6, 0.5, day(12)).explain(&settings, Some(window));
+        let outside = Parts::event(0.6, 0.5, day(3)).explain(&settings, Some(window));
+        assert_eq!(inside.time, 1.0);
+        assert!((outside.score() / inside.score() - settings.outside_window_weight).abs() < 1e-9);
+        let summary = Parts::summary(0.6, 0.5, Some((day(1), day(11)))).explain(&settings, Some(window));
+        assert_eq!(summary.time, 1.0, "a summary whose span overlaps the window is inside it");
     }
 
     fn request(json: serde_json::Value) -> Result<SearchQuery, ValidationError> {
@@ -224,6 +377,12 @@ mod tests {
             (serde_json::json!({"user_id": "u", "query": "q", "categories": ["gossip"]}), "categories"),
             (serde_json::json!({"user_id": "u", "query": "q", "kinds": ["dream"]}), "kinds"),
             (serde_json::json!({"user_id": "u", "query": "q", "as_of": "then"}), "as_of"),
+            (serde_json::json!({"user_id": "u", "query": "q", "since": "last week"}), "since"),
+            (serde_json::json!({"user_id": "u", "query": "q", "until": "2026-13-01T00:00:00Z"}), "until"),
+            (
+                serde_json::json!({"user_id": "u", "query": "q", "since": "2026-05-02T00:00:00Z", "until": "2026-05-01T00:00:00Z"}),
+                "until",
+            ),
             (serde_json::json!({"user_id": "u", "query": "q", "embedding": [1.0, 2.0]}), "embedding"),
             (serde_json::json!({"user_id": "", "query": "q"}), "user_id"),
             (serde_json::json!({"user_id": "u", "query": "x".repeat(2001)}), "query"),

@@ -29,7 +29,7 @@
 //! (240 ms instead of 1 ms). Every statement here filters by the tenant itself
 //! (`tenant_id = $1`), and the isolation tests check every route.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -38,11 +38,10 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::summaries;
 use super::terms::{Terms, terms};
-use super::{SearchQuery, SearchResult, score};
+use super::{Parts, SearchQuery, SearchResult, events, summaries, when};
 use crate::configuration::SearchSettings;
-use crate::domain::{Kind, TenantId};
+use crate::domain::{Kind, ResultKind, TenantId};
 use crate::memories::decay::DecayParams;
 use crate::models::{Embedder, Embedding, ModelError};
 
@@ -161,10 +160,16 @@ pub async fn run(
         None => embedder.embed_one(&query.text).await?,
     };
     let terms = terms(&query.text);
+    let window = when::resolve(&query.text, now);
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
         let lookup = MemoryLookup { tenant, query, vector: &vector, terms: &terms, settings, decay, now };
         results.extend(lookups.memories(&lookup).await?);
+    }
+    if query.events {
+        let mut conn = lookups.shared_graph.acquire().await?;
+        let n = candidates(query.limit, settings);
+        results.extend(events::search(&mut conn, tenant, query, &vector, &terms, window, n).await?);
     }
     for (wanted, table) in
         [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)]
@@ -174,10 +179,50 @@ pub async fn run(
             results.extend(summaries::search(&mut conn, table, tenant, query, &vector, &terms, settings).await?);
         }
     }
+    for result in &mut results {
+        let explanation = result.parts.explain(settings, window);
+        result.score = explanation.score();
+        result.explanation = query.explain.then_some(explanation);
+    }
     results.retain(|r| r.score >= query.min_score);
-    results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.updated_at.cmp(&a.updated_at)));
+    results.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| (a.kind == ResultKind::Event).cmp(&(b.kind == ResultKind::Event)))
+            .then_with(|| b.updated_at.cmp(&a.updated_at))
+    });
+    let mut results = one_slot_per_turn(results);
     results.truncate(query.limit);
     Ok(results)
+}
+
+/// Drops a raw turn that a better-ranked fact came from, and a fact whose turns all
+/// rank above it: a fact and its turn never both take a slot.
+fn one_slot_per_turn(ranked: Vec<SearchResult>) -> Vec<SearchResult> {
+    let mut kept_turns: HashSet<Uuid> = HashSet::new();
+    let mut covered: HashSet<Uuid> = HashSet::new();
+    let mut out = Vec::with_capacity(ranked.len());
+    for result in ranked {
+        match result.kind {
+            ResultKind::Event => {
+                let id = result.source_event_ids[0];
+                if covered.contains(&id) {
+                    continue;
+                }
+                kept_turns.insert(id);
+            }
+            ResultKind::Fact | ResultKind::Insight => {
+                if !result.source_event_ids.is_empty() && result.source_event_ids.iter().all(|id| kept_turns.contains(id))
+                {
+                    continue;
+                }
+                covered.extend(result.source_event_ids.iter().copied());
+            }
+            ResultKind::SessionSummary | ResultKind::PeriodSummary => {}
+        }
+        out.push(result);
+    }
+    out
 }
 
 /// Candidates per source: enough for re-ranking to matter, few enough that a user
@@ -188,7 +233,7 @@ pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
 
 /// A candidate as both ways return it: the row, its similarity, its lexical match and
 /// its decay weight, and how many rows the scan read.
-type Row = (Uuid, Kind, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, f64, f64, f64, i64);
+type Row = (Uuid, Kind, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, DateTime<Utc>, f64, f64, f64, i64);
 
 /// One search of a user's memories (facts and insights).
 struct MemoryLookup<'a> {
@@ -213,7 +258,8 @@ impl MemoryLookup<'_> {
             }
         };
         format!(
-            "tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}"
+            "tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}
+             AND ($14::timestamptz IS NULL OR valid_from >= $14) AND ($15::timestamptz IS NULL OR valid_from < $15)"
         )
     }
 
@@ -221,7 +267,7 @@ impl MemoryLookup<'_> {
     fn columns(&self) -> String {
         let dims = self.vector.dims();
         format!(
-            "id, kind, category, key, content, updated_at, source_event_ids, importance, created_at,
+            "id, kind, category, key, content, updated_at, source_event_ids, importance, created_at, valid_from,
              CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $5) ELSE 0 END AS similarity"
         )
     }
@@ -234,7 +280,7 @@ impl MemoryLookup<'_> {
     fn ranked(&self, candidates: &str) -> String {
         format!(
             "WITH {candidates}
-             SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.similarity,
+             SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.valid_from, m.similarity,
                     (SELECT count(*) FROM unnest($9::text[]) t WHERE m.content ILIKE '%' || t || '%')::float8
                         / greatest(cardinality($9::text[]), 1),
                     engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
@@ -264,7 +310,7 @@ impl MemoryLookup<'_> {
             limit = self.settings.scan_limit as i64 + 1
         ));
         let rows = self.fetch(conn, sql).await?;
-        if rows.first().is_some_and(|row| row.10 > self.settings.scan_limit as i64) {
+        if rows.first().is_some_and(|row| row.11 > self.settings.scan_limit as i64) {
             return Ok(None);
         }
         Ok(Some(self.results(rows)))
@@ -307,23 +353,30 @@ impl MemoryLookup<'_> {
             .bind(self.decay.default_lambda)
             .bind(self.query.as_of)
             .bind(self.now)
+            .bind(self.query.since)
+            .bind(self.query.until)
             .fetch_all(conn)
             .await
     }
 
     fn results(&self, rows: Vec<Row>) -> Vec<SearchResult> {
         rows.into_iter()
-            .map(|(id, kind, category, key, content, updated_at, sources, similarity, lexical, decay, _)| {
+            .map(|(id, kind, category, key, content, updated_at, sources, valid_from, similarity, lexical, decay, _)| {
                 SearchResult {
                     id: id.to_string(),
                     kind: kind.into(),
                     category: Some(category),
                     key,
                     content,
-                    score: score(similarity, lexical, decay),
+                    score: 0.0,
                     similarity,
                     updated_at,
                     source_event_ids: sources,
+                    created_at: None,
+                    role: None,
+                    session_id: None,
+                    explanation: None,
+                    parts: Parts::memory(similarity, lexical, decay, valid_from),
                 }
             })
             .collect()

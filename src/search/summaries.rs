@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::query::candidates;
 use super::terms::{Terms, escape_like};
-use super::{SearchQuery, SearchResult, score};
+use super::{Parts, SearchQuery, SearchResult};
 use crate::configuration::SearchSettings;
 use crate::domain::{ResultKind, TenantId};
 use crate::models::Embedding;
@@ -20,6 +20,8 @@ pub struct SummaryTable {
     sources: &'static str,
     updated: &'static str,
     visible: &'static str,
+    /// When the summarised conversations happened: start and end.
+    span: &'static str,
 }
 
 pub const SESSIONS: SummaryTable = SummaryTable {
@@ -29,6 +31,7 @@ pub const SESSIONS: SummaryTable = SummaryTable {
     sources: "summary_event_ids",
     updated: "summarized_at",
     visible: "summary IS NOT NULL AND ($5::timestamptz IS NULL OR summarized_at <= $5)",
+    span: "started_at AS span_start, last_event_at AS span_end",
 };
 
 pub const PERIODS: SummaryTable = SummaryTable {
@@ -38,6 +41,7 @@ pub const PERIODS: SummaryTable = SummaryTable {
     sources: "'{}'::uuid[]",
     updated: "updated_at",
     visible: "($5::timestamptz IS NULL OR created_at <= $5)",
+    span: "period_start::timestamptz AS span_start, (period_end + 1)::timestamptz - interval '1 second' AS span_end",
 };
 
 /// The user's summaries in `t` most relevant to the query.
@@ -51,19 +55,20 @@ pub async fn search(
     settings: &SearchSettings,
 ) -> sqlx::Result<Vec<SearchResult>> {
     let dims = vector.dims();
-    let SummaryTable { table, id, sources, updated, visible, .. } = t;
+    let SummaryTable { table, id, sources, updated, visible, span, .. } = t;
     let sql = format!(
-        "SELECT {id}, summary, {updated}, {sources},
+        "SELECT * FROM (SELECT {id}, summary, {updated}, {sources}, {span},
                 CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $3) ELSE 0 END AS similarity,
                 (SELECT count(*) FROM unnest($4::text[]) t WHERE summary ILIKE '%' || t || '%')::float8
                     / greatest(cardinality($4::text[]), 1)
            FROM {table}
-          WHERE tenant_id = $1 AND user_id = $2 AND {visible}
+          WHERE tenant_id = $1 AND user_id = $2 AND {visible}) s
+          WHERE ($7::timestamptz IS NULL OR s.span_end >= $7) AND ($8::timestamptz IS NULL OR s.span_start < $8)
           ORDER BY similarity DESC LIMIT $6"
     );
     let like_terms: Vec<String> = terms.all.iter().map(|t| escape_like(t)).collect();
-    // id, summary, updated, sources, similarity, lexical
-    type SummaryRow = (String, String, Option<DateTime<Utc>>, Vec<Uuid>, f64, f64);
+    // id, summary, updated, sources, span start and end, similarity, lexical
+    type SummaryRow = (String, String, Option<DateTime<Utc>>, Vec<Uuid>, DateTime<Utc>, DateTime<Utc>, f64, f64);
     let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(tenant.as_str())
         .bind(query.user.as_str())
@@ -71,20 +76,27 @@ pub async fn search(
         .bind(&like_terms)
         .bind(query.as_of)
         .bind(candidates(query.limit, settings) as i64)
+        .bind(query.since)
+        .bind(query.until)
         .fetch_all(conn)
         .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, content, updated_at, sources, similarity, lexical)| SearchResult {
+        .map(|(id, content, updated_at, sources, start, end, similarity, lexical)| SearchResult {
             id,
             kind: t.kind,
             category: None,
             key: None,
             content,
-            score: score(similarity, lexical, 1.0),
+            score: 0.0,
             similarity,
             updated_at: updated_at.unwrap_or_default(),
             source_event_ids: sources,
+            created_at: None,
+            role: None,
+            session_id: None,
+            explanation: None,
+            parts: Parts::summary(similarity, lexical, Some((start, end))),
         })
         .collect())
 }

@@ -25,22 +25,7 @@ pub struct Terms {
 
 pub fn terms(query: &str) -> Terms {
     let mut out = Terms::default();
-    let mut words = Vec::new();
-    for token in query.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()) {
-        if token.is_ascii() {
-            let word = token.to_ascii_lowercase();
-            if word.len() >= 2 && !STOPWORDS.contains(&word.as_str()) {
-                words.push(word);
-            }
-        } else {
-            let chars: Vec<char> = token.chars().collect();
-            if chars.len() <= 2 {
-                words.push(token.to_lowercase());
-            } else {
-                words.extend(chars.windows(2).map(|pair| pair.iter().collect::<String>().to_lowercase()));
-            }
-        }
-    }
+    let words = words(query);
     for word in words {
         if out.all.len() == MAX_TERMS {
             break;
@@ -58,6 +43,28 @@ pub fn terms(query: &str) -> Terms {
     out.tsquery = latin.join(" | ");
     out.like_patterns = out.all.iter().filter(|t| !t.is_ascii()).map(|t| format!("%{}%", escape_like(t))).collect();
     out
+}
+
+/// The words of `text` as keyword search sees them: Latin words lowercased (at least two
+/// letters, stopwords dropped), and unspaced scripts as character bigrams.
+pub fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()) {
+        if token.is_ascii() {
+            let word = token.to_ascii_lowercase();
+            if word.len() >= 2 && !STOPWORDS.contains(&word.as_str()) {
+                words.push(word);
+            }
+        } else {
+            let chars: Vec<char> = token.chars().collect();
+            if chars.len() <= 2 {
+                words.push(token.to_lowercase());
+            } else {
+                words.extend(chars.windows(2).map(|pair| pair.iter().collect::<String>().to_lowercase()));
+            }
+        }
+    }
+    words
 }
 
 /// Escapes `%`, `_` and `\` for a literal `ILIKE` match.

@@ -8,6 +8,7 @@ mod consolidation;
 mod consolidation_llm;
 mod control_plane;
 mod embedded;
+mod episodic;
 mod forget;
 mod hardening;
 mod health;

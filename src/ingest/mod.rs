@@ -5,6 +5,8 @@
 //! transaction: it is stored entirely or not at all. Events that carry a client id
 //! are idempotent: sending them again returns the ids stored the first time.
 
+pub mod vectors;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, Utc};
@@ -42,6 +44,9 @@ pub struct Ingested {
     /// User messages recognised as corrections of memories served shortly before.
     #[serde(skip)]
     pub corrections: usize,
+    /// The ids this call stored, to be embedded.
+    #[serde(skip)]
+    pub fresh: Vec<Uuid>,
 }
 
 /// Parses a request body: one event object, or `{"events": [...]}`.
@@ -159,7 +164,14 @@ async fn try_ingest(
     }
     tx.commit().await?;
 
-    let mut out = Ingested { ids: Vec::new(), session_ids: Vec::new(), accepted: inserted, duplicates: 0, corrections };
+    let mut out = Ingested {
+        ids: Vec::new(),
+        session_ids: Vec::new(),
+        accepted: inserted,
+        duplicates: 0,
+        corrections,
+        fresh: ids.clone(),
+    };
     let mut fresh_slot = fresh.iter().zip(ids.iter().zip(&sessions)).map(|(&i, v)| (i, v)).peekable();
     for (i, event) in events.iter().enumerate() {
         match fresh_slot.peek() {

@@ -1,0 +1,263 @@
+//! Episodic and working memory end to end: events in through the API, jobs run as the
+//! `engram` binary, answers out through `/v1/search` and `/context` — raw turns found by
+//! words at once and by meaning within seconds, time windows, explanations, and a
+//! forgotten user's turns gone from every lookup.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, engram, error_of, spawn_app};
+
+fn at(days_ago: i64, minute: i64) -> String {
+    (Utc::now() - chrono::Duration::days(days_ago) + chrono::Duration::minutes(minute)).to_rfc3339()
+}
+
+/// Posts `turns` (role, content) as one session `days_ago` days back; returns their ids.
+async fn session(app: &TestApp, key: &str, user: &str, session: &str, days_ago: i64, turns: &[(&str, &str)]) -> Vec<String> {
+    let events: Vec<Value> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, (role, content))| {
+            json!({"user_id": user, "session_id": session, "role": role, "content": content, "created_at": at(days_ago, i as i64)})
+        })
+        .collect();
+    let response = app.post_events(key, &json!({"events": events})).await;
+    assert_eq!(response.status(), 202);
+    let body: Value = response.json().await.unwrap();
+    body["ids"].as_array().unwrap().iter().map(|id| id.as_str().unwrap().to_owned()).collect()
+}
+
+/// Waits until every stored event has its vector (the API's background embedder).
+async fn embedded(app: &TestApp) {
+    let started = Instant::now();
+    loop {
+        let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM events WHERE embedding IS NULL")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        if waiting == 0 {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{waiting} events still without a vector after 30 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn turns(app: &TestApp, key: &str, body: Value) -> Vec<Value> {
+    let mut body = body;
+    body["kinds"] = json!(["event"]);
+    body["min_score"] = json!(0.0);
+    app.search(key, &body).await["results"].as_array().unwrap().clone()
+}
+
+const CHATTER: &[(&str, &str)] = &[
+    ("user", "Morning! The coffee machine is broken again."),
+    ("assistant", "Sorry to hear that. Anything I can help with today?"),
+    ("user", "Can you remind me what a good name for a cat is?"),
+    ("assistant", "Miso, Pixel or Juniper are popular choices."),
+];
+
+#[tokio::test]
+async fn an_old_decision_is_found_as_a_raw_turn_with_its_time_role_and_session() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let decision = [
+        ("user", "After the outage we decided to move the billing service from Ruby to Kotlin."),
+        ("assistant", "Noted: billing moves to Kotlin."),
+    ];
+    let ids = session(&app, &key, "ana", "planning-2026", 60, &decision).await;
+    session(&app, &key, "ana", "today", 0, CHATTER).await;
+
+    // By its words at once: no job has run, and no vector is needed.
+    let found = turns(&app, &key, json!({"user_id": "ana", "query": "billing from Ruby to Kotlin"})).await;
+    assert_eq!(found[0]["id"], ids[0].as_str(), "{found:?}");
+
+    // By its meaning within seconds.
+    embedded(&app).await;
+    let found = turns(&app, &key, json!({"user_id": "ana", "query": "which programming language did we choose for payments?", "limit": 3})).await;
+    let turn = found.iter().find(|r| r["id"] == ids[0].as_str()).unwrap_or_else(|| panic!("not found: {found:?}"));
+    assert_eq!(turn["kind"], "event");
+    assert_eq!(turn["role"], "user");
+    assert_eq!(turn["session_id"], "planning-2026");
+    assert_eq!(turn["source_event_ids"], json!([ids[0]]));
+    let said: DateTime<Utc> = turn["created_at"].as_str().unwrap().parse().unwrap();
+    assert!((Utc::now() - said).num_days() == 60, "{said}");
+
+    // The default kinds stay facts and insights: raw turns are asked for.
+    let default = app.search(&key, &json!({"user_id": "ana", "query": "billing Kotlin", "min_score": 0.0})).await;
+    assert!(default["results"].as_array().unwrap().iter().all(|r| r["kind"] != "event"), "{default}");
+}
+
+#[tokio::test]
+async fn time_windows_filter_and_time_phrases_weight_what_happened_then() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    // 21 days back is always in "three weeks ago" (Monday to Sunday), 7 in "last week".
+    let old = session(&app, &key, "ben", "s-old", 21, &[("user", "I went hiking in the hills with my brother.")]).await;
+    let week = session(&app, &key, "ben", "s-week", 7, &[("user", "I went cycling by the river with my brother.")]).await;
+    let recent = session(&app, &key, "ben", "s-recent", 1, &[("user", "I went swimming in the lake with my brother.")]).await;
+    embedded(&app).await;
+    let query = "what did I do with my brother?";
+    let ids = |found: Vec<Value>| {
+        let mut ids: Vec<String> = found.iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect();
+        ids.sort();
+        ids
+    };
+
+    let five_days_ago = (Utc::now() - chrono::Duration::days(5)).to_rfc3339();
+    let found = turns(&app, &key, json!({"user_id": "ben", "query": query, "since": five_days_ago})).await;
+    assert_eq!(ids(found), vec![recent[0].clone()]);
+    let found = turns(&app, &key, json!({"user_id": "ben", "query": query, "until": five_days_ago})).await;
+    let mut before = vec![old[0].clone(), week[0].clone()];
+    before.sort();
+    assert_eq!(ids(found), before);
+
+    // A phrase weights, it does not filter: all are found, the one in the window first.
+    for (phrase, first) in [("yesterday", &recent), ("three weeks ago", &old), ("last week", &week)] {
+        let asked = format!("what did I do with my brother {phrase}?");
+        let found = turns(&app, &key, json!({"user_id": "ben", "query": asked, "explain": true})).await;
+        assert_eq!(found.len(), 3, "{phrase}: {found:?}");
+        assert_eq!(found[0]["id"], first[0].as_str(), "{phrase}: {found:?}");
+        assert_eq!(found[0]["explanation"]["time"], 1.0, "{phrase}");
+        assert!(found[1]["explanation"]["time"].as_f64().unwrap() < 1.0, "{phrase}");
+    }
+    let phrase = turns(&app, &key, json!({"user_id": "ben", "query": "我上周和哥哥做了什么", "explain": true})).await;
+    assert!(phrase.iter().all(|r| r["explanation"]["window"].is_array()), "上周 resolves to a window: {phrase:?}");
+
+    let (later, earlier) = (Utc::now().to_rfc3339(), (Utc::now() - chrono::Duration::days(1)).to_rfc3339());
+    let inverted = json!({"user_id": "ben", "query": query, "since": later, "until": earlier});
+    let response = app.post_as(&key, "/v1/search", &inverted).await;
+    assert_eq!(response.status(), 400);
+    assert!(error_of(response).await["message"].as_str().unwrap().contains("until"));
+    let response = app.post_as(&key, "/v1/search", &json!({"user_id": "ben", "query": query, "since": "last week"})).await;
+    assert_eq!(response.status(), 400);
+    assert!(error_of(response).await["message"].as_str().unwrap().contains("since"));
+}
+
+#[tokio::test]
+async fn context_holds_the_current_conversation_and_the_dated_turn_that_answers() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let answer = session(&app, &key, "cy", "s-spring", 40, &[
+        ("user", "My sister Ines is getting married in Porto, at the old cathedral."),
+        ("assistant", "How lovely! Porto is beautiful in summer."),
+    ])
+    .await;
+    let chatter: Vec<(&str, String)> =
+        (0..30).map(|i| (if i % 2 == 0 { "user" } else { "assistant" }, format!("Step {i} of the packing list: item number {i}."))).collect();
+    let chatter: Vec<(&str, &str)> = chatter.iter().map(|(r, c)| (*r, c.as_str())).collect();
+    let current = session(&app, &key, "cy", "s-now", 0, &chatter).await;
+    embedded(&app).await;
+
+    let path = "/v1/users/cy/context?session_id=s-now&max_tokens=400&query=Where%20is%20my%20sister%20getting%20married%3F";
+    let response = app.get_as(&key, path).await;
+    assert_eq!(response.status(), 200);
+    let context: Value = response.json().await.unwrap();
+    assert!(context["tokens"].as_u64().unwrap() <= 400, "{context}");
+    let items = context["items"].as_array().unwrap();
+    let working: Vec<&str> = items.iter().filter(|i| i["section"] == "working").map(|i| i["id"].as_str().unwrap()).collect();
+    assert!(working.len() >= 3 && working.len() < current.len(), "the latest turns, within the share: {working:?}");
+    assert_eq!(working.last().copied(), current.last().map(String::as_str), "ends with the latest turn");
+    let relevant = items.iter().find(|i| i["section"] == "relevant" && i["id"] == answer[0].as_str());
+    assert!(relevant.is_some(), "the past turn that answers: {context}");
+    let text = context["text"].as_str().unwrap();
+    let said = (Utc::now() - chrono::Duration::days(40)).format("%a %-d %B %Y").to_string();
+    assert!(text.contains(&format!("[{said}] user: My sister Ines is getting married in Porto")), "{text}");
+    assert!(text.find("## Current conversation").unwrap() < text.find("## Relevant memories").unwrap());
+
+    let response = app.get_as(&key, "/v1/users/cy/context?session_id=&max_tokens=100&nonsense=1").await;
+    assert_eq!(response.status(), 400);
+}
+
+#[tokio::test]
+async fn explanations_add_up_and_a_fact_never_shares_a_slot_with_its_turn() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    session(&app, &key, "dee", "s1", 3, &[
+        ("user", "We use PostgreSQL for the orders database."),
+        ("assistant", "Good choice for orders."),
+        ("user", "I prefer dark mode in every editor."),
+    ])
+    .await;
+    embedded(&app).await;
+    let out = engram(&app, &["job", "run", "extract_facts"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // A fact's tier is 0.8 + 0.2 × its decay.
+    let facts = json!({"user_id": "dee", "query": "which database do we use for orders?", "kinds": ["fact"],
+                       "min_score": 0.0, "explain": true});
+    let facts = app.search(&key, &facts).await["results"].as_array().unwrap().clone();
+    assert!(!facts.is_empty(), "extract_facts stored the facts");
+    for r in &facts {
+        let e = &r["explanation"];
+        let decay = e["decay"].as_f64().unwrap();
+        assert!((e["tier"].as_f64().unwrap() - (0.8 + 0.2 * decay)).abs() < 1e-9, "{e}");
+    }
+    let body = json!({"user_id": "dee", "query": "which database do we use for orders last week?", "kinds": ["fact", "event"],
+                      "min_score": 0.0, "limit": 10, "explain": true});
+    let results = app.search(&key, &body).await["results"].as_array().unwrap().clone();
+    for r in results.iter().chain(&facts) {
+        let e = &r["explanation"];
+        let (similarity, keyword) = (e["similarity"].as_f64().unwrap(), e["keyword"].as_f64().unwrap());
+        let relevance = e["relevance"].as_f64().unwrap();
+        assert!((relevance - similarity.max((similarity + keyword) / 2.0)).abs() < 1e-9, "{e}");
+        let score = relevance * e["tier"].as_f64().unwrap() * e["time"].as_f64().unwrap();
+        assert!((score - r["score"].as_f64().unwrap()).abs() < 1e-9, "{r}");
+    }
+    // Each turn takes one slot: as the fact it became, or as itself.
+    let mut turns_seen: Vec<Value> = results.iter().flat_map(|r| r["source_event_ids"].as_array().unwrap().clone()).collect();
+    let all = turns_seen.len();
+    turns_seen.sort_by_key(|v| v.to_string());
+    turns_seen.dedup();
+    assert_eq!(turns_seen.len(), all, "a fact and its turn in one lookup: {results:?}");
+    assert_eq!(all, 3, "all three turns, once each: {results:?}");
+    let plain = app.search(&key, &json!({"user_id": "dee", "query": "orders database", "kinds": ["event"]})).await;
+    assert!(plain["results"][0].get("explanation").is_none(), "explanations only when asked");
+}
+
+#[tokio::test]
+async fn a_forgotten_users_turns_leave_every_lookup() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest,admin").await;
+    session(&app, &key, "eve", "s1", 2, &[("user", "My locker code at the gym is behind the blue door.")]).await;
+    session(&app, &key, "fay", "s1", 2, &[("user", "My locker at the gym is next to the sauna.")]).await;
+    embedded(&app).await;
+    assert_eq!(turns(&app, &key, json!({"user_id": "eve", "query": "gym locker"})).await.len(), 1);
+
+    let response = app.client.delete(format!("{}/admin/v1/users/eve", app.address)).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    for query in ["gym locker", "where do I keep my things when I exercise?"] {
+        assert!(turns(&app, &key, json!({"user_id": "eve", "query": query})).await.is_empty(), "{query}");
+    }
+    let context: Value =
+        app.get_as(&key, "/v1/users/eve/context?query=gym%20locker&session_id=s1").await.json().await.unwrap();
+    assert_eq!(context["items"], json!([]), "{context}");
+    assert_eq!(turns(&app, &key, json!({"user_id": "fay", "query": "gym locker"})).await.len(), 1, "others keep theirs");
+}
+
+#[tokio::test]
+async fn the_embed_events_job_takes_the_backlog() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    // `engram ingest` stores without the API's background embedder.
+    let file = std::env::temp_dir().join(format!("events-{}.jsonl", uuid::Uuid::new_v4()));
+    let lines: Vec<String> = (0..300)
+        .map(|i| json!({"user_id": "gus", "role": "user", "content": format!("Note {i}: the greenhouse needs watering."), "created_at": at(2, i)}).to_string())
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = engram(&app, &["ingest", "--tenant", "acme", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let waiting = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM events WHERE embedding IS NULL").fetch_one(&app.db.pool).await.unwrap()
+    };
+    assert_eq!(waiting().await, 300);
+    assert!(app.metrics().await.contains("engram_events_unembedded"));
+    let out = engram(&app, &["job", "run", "embed_events"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(waiting().await, 0);
+    let found = turns(&app, &key, json!({"user_id": "gus", "query": "plants need water", "limit": 3})).await;
+    assert_eq!(found.len(), 3);
+    assert!(found[0]["similarity"].as_f64().unwrap() > 0.3, "{found:?}");
+}
