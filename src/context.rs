@@ -96,7 +96,8 @@ pub async fn build(
     let relevant = relevant.into_iter().map(dated).collect();
     let working_budget = (lookup.settings.context_working_share * request.max_tokens as f64).floor() as usize;
     let working = latest_within(working, WORKING_HEADING, working_budget);
-    let context = assemble(sections(lookup.settings, working, profile, relevant, sessions, periods), request.max_tokens);
+    let context =
+        assemble(sections(lookup.settings, working, profile, relevant, sessions, periods), request.max_tokens);
     Ok((context, hit))
 }
 
@@ -111,7 +112,12 @@ fn sections(
 ) -> Vec<Section> {
     vec![
         Section { name: "working", heading: WORKING_HEADING, share: settings.context_working_share, lines: working },
-        Section { name: "profile", heading: "## About the user", share: settings.context_profile_share, lines: profile },
+        Section {
+            name: "profile",
+            heading: "## About the user",
+            share: settings.context_profile_share,
+            lines: profile,
+        },
         Section { name: "relevant", heading: "## Relevant memories", share: 1.0, lines: relevant },
         Section { name: "sessions", heading: "## Recent conversations", share: 1.0, lines: sessions },
         Section { name: "periods", heading: "## Earlier periods", share: 1.0, lines: periods },
@@ -323,7 +329,8 @@ mod tests {
     #[test]
     fn a_section_keeps_to_its_share_and_leaves_the_rest_to_the_next() {
         let many: Vec<Candidate> = (0..40).map(|i| c(&format!("p{i}"), "a profile fact of some length")).collect();
-        let context = assemble(vec![section("profile", 0.2, many), section("relevant", 1.0, vec![c("r", "the answer")])], 200);
+        let context =
+            assemble(vec![section("profile", 0.2, many), section("relevant", 1.0, vec![c("r", "the answer")])], 200);
         let profile: usize = context.items.iter().filter(|i| i.section == "profile").map(|i| i.tokens).sum();
         assert!(profile <= 40, "{profile}");
         assert!(context.items.iter().any(|i| i.id == "r"));

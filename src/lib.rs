@@ -13,6 +13,7 @@ pub mod context;
 pub mod db;
 pub mod domain;
 pub mod eval;
+pub mod event_vectors;
 pub mod feedback;
 pub mod http;
 pub mod ingest;

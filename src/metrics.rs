@@ -154,8 +154,9 @@ impl Metrics {
                 metric
             },
             events_unembedded: {
-                let metric = Gauge::new("engram_events_unembedded", "Raw events not yet searchable by meaning (no vector)")
-                    .expect("valid metric");
+                let metric =
+                    Gauge::new("engram_events_unembedded", "Raw events not yet searchable by meaning (no vector)")
+                        .expect("valid metric");
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },

@@ -144,7 +144,10 @@ impl Settings {
             }
         }
         if self.search.context_working_share + self.search.context_profile_share > 1.0 {
-            return invalid("search.context_profile_share", "and search.context_working_share must add up to at most 1");
+            return invalid(
+                "search.context_profile_share",
+                "and search.context_working_share must add up to at most 1",
+            );
         }
         if !(0.0..=1.0).contains(&self.search.default_min_score) {
             return invalid("search.default_min_score", "must be between 0 and 1");

@@ -183,7 +183,13 @@ fn parse_date(text: &str) -> Option<DateTime<Utc>> {
 /// One lookup of `user` as a client makes it: evidence recall in its top 5 and 10 (a
 /// result's sources count, except a summary's, which cover a whole session), and whether
 /// the answer is in the user's context at 256 and 1,024 tokens.
-async fn ask(harness: &Harness, user: &str, question: &str, answer: &str, evidence: &[String]) -> anyhow::Result<Figures> {
+async fn ask(
+    harness: &Harness,
+    user: &str,
+    question: &str,
+    answer: &str,
+    evidence: &[String],
+) -> anyhow::Result<Figures> {
     let found = harness
         .post(
             "/v1/search",

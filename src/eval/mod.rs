@@ -132,7 +132,9 @@ impl Harness {
         .fetch_one(&self.db.pool)
         .await?;
         let per_event = if rows > 0 { total as f64 / rows as f64 } else { 0.0 };
-        Ok(json!({"rows": rows, "bytes_per_event": per_event.round(), "embedding_bytes_per_event": vectors.unwrap_or(0.0).round()}))
+        Ok(
+            json!({"rows": rows, "bytes_per_event": per_event.round(), "embedding_bytes_per_event": vectors.unwrap_or(0.0).round()}),
+        )
     }
 
     /// Raw events against what consolidation keeps (active memories and summaries).

@@ -91,7 +91,8 @@ impl Transcript {
     }
 
     fn dense(&self, vector: &Embedding) -> Vec<usize> {
-        let mut scored: Vec<(f32, usize)> = self.vectors.iter().enumerate().map(|(i, v)| (v.cosine(vector), i)).collect();
+        let mut scored: Vec<(f32, usize)> =
+            self.vectors.iter().enumerate().map(|(i, v)| (v.cosine(vector), i)).collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.into_iter().map(|(_, i)| i).collect()
     }

@@ -27,7 +27,7 @@ pub struct AppState {
     pub llm: Option<Arc<Llm>>,
     pub access: Arc<AccessRecorder>,
     /// Embeds the events this process stores, in the background.
-    pub vectors: crate::ingest::vectors::EventVectors,
+    pub vectors: crate::event_vectors::EventVectors,
     pub detector: Detector,
     pub decay: DecayParams,
     pub keys: KeyCache,
@@ -54,7 +54,7 @@ impl AppState {
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
         Ok(Self {
             limits: crate::auth::RateLimits::new(settings.server.rate_limit),
-            vectors: crate::ingest::vectors::EventVectors::start(db.clone(), embedder.clone()),
+            vectors: crate::event_vectors::EventVectors::start(db.clone(), embedder.clone()),
             lookups: Lookups::new(&db.read_pool.connect_options(), &settings.search, settings.database.max_connections),
             keys,
             db,

@@ -24,8 +24,8 @@
 mod checkpoints;
 pub mod control;
 mod dedup;
-mod embed_events;
 pub mod definition;
+mod embed_events;
 mod evict;
 mod extract_facts;
 pub mod facts;

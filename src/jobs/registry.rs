@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use super::job::Job;
-use super::{dedup, embed_events, evict, extract_facts, index_large_users, purge, reflect, summarize_periods, summarize_sessions};
+use super::{
+    dedup, embed_events, evict, extract_facts, index_large_users, purge, reflect, summarize_periods, summarize_sessions,
+};
 
 /// Parses a job's `[params]` into the job.
 pub(crate) type ParseParams = fn(toml::Table) -> Result<Arc<dyn Job>, String>;

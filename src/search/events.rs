@@ -13,7 +13,9 @@ use super::{Parts, SearchQuery, SearchResult};
 use crate::domain::{ResultKind, Role, TenantId};
 use crate::models::Embedding;
 
-/// The user's raw turns most relevant to the query, within `since`/`until`.
+/// The user's raw turns most relevant to the query, within `since`/`until`. Their
+/// keyword part counts words as text search does (a term matches a word it begins), not
+/// substrings.
 pub async fn search(
     conn: &mut PgConnection,
     tenant: &TenantId,
@@ -49,11 +51,15 @@ pub async fn search(
             {in_phrase}
          )
          SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity,
-                (SELECT count(*) FROM unnest($8::text[]) t WHERE c.content ILIKE '%' || t || '%')::float8
-                    / greatest(cardinality($8::text[]), 1)
+                ((SELECT count(*) FROM unnest($8::text[]) t WHERE to_tsvector('simple', c.content) @@ to_tsquery('simple', t))
+                 + (SELECT count(*) FROM unnest($12::text[]) t WHERE c.content ILIKE '%' || t || '%'))::float8
+                    / greatest(cardinality($8::text[]) + cardinality($12::text[]), 1)
            FROM candidates c"
     );
-    let like_terms: Vec<String> = terms.all.iter().map(|t| escape_like(t)).collect();
+    // A word counts where the turn has a word it begins (`paint` finds "painting", `go`
+    // not "ago"); unspaced scripts as substrings.
+    let words: Vec<String> = terms.words();
+    let like_terms: Vec<String> = terms.all.iter().filter(|t| !t.is_ascii()).map(|t| escape_like(t)).collect();
     type EventRow = (Uuid, String, DateTime<Utc>, Role, String, f64, f64);
     let rows: Vec<EventRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(tenant.as_str())
@@ -63,10 +69,11 @@ pub async fn search(
         .bind(&terms.tsquery)
         .bind(query.since)
         .bind(query.until)
-        .bind(&like_terms)
+        .bind(&words)
         .bind(phrase.map(|w| w.since))
         .bind(phrase.map(|w| w.until))
         .bind(&terms.like_patterns)
+        .bind(&like_terms)
         .fetch_all(conn)
         .await?;
     Ok(rows

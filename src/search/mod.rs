@@ -353,7 +353,8 @@ mod tests {
     #[test]
     fn outside_a_time_phrase_window_a_result_weighs_less() {
         let settings = SearchSettings::default();
-        let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 5, d).unwrap().and_hms_opt(12, 0, 0).unwrap().and_utc();
+        let day =
+            |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 5, d).unwrap().and_hms_opt(12, 0, 0).unwrap().and_utc();
         let window = when::Window { since: day(10), until: day(17) };
         let inside = Parts::event(0.6, 0.5, day(12)).explain(&settings, Some(window));
         let outside = Parts::event(0.6, 0.5, day(3)).explain(&settings, Some(window));

@@ -212,7 +212,8 @@ fn one_slot_per_turn(ranked: Vec<SearchResult>) -> Vec<SearchResult> {
                 kept_turns.insert(id);
             }
             ResultKind::Fact | ResultKind::Insight => {
-                if !result.source_event_ids.is_empty() && result.source_event_ids.iter().all(|id| kept_turns.contains(id))
+                if !result.source_event_ids.is_empty()
+                    && result.source_event_ids.iter().all(|id| kept_turns.contains(id))
                 {
                     continue;
                 }
@@ -361,24 +362,26 @@ impl MemoryLookup<'_> {
 
     fn results(&self, rows: Vec<Row>) -> Vec<SearchResult> {
         rows.into_iter()
-            .map(|(id, kind, category, key, content, updated_at, sources, valid_from, similarity, lexical, decay, _)| {
-                SearchResult {
-                    id: id.to_string(),
-                    kind: kind.into(),
-                    category: Some(category),
-                    key,
-                    content,
-                    score: 0.0,
-                    similarity,
-                    updated_at,
-                    source_event_ids: sources,
-                    created_at: None,
-                    role: None,
-                    session_id: None,
-                    explanation: None,
-                    parts: Parts::memory(similarity, lexical, decay, valid_from),
-                }
-            })
+            .map(
+                |(id, kind, category, key, content, updated_at, sources, valid_from, similarity, lexical, decay, _)| {
+                    SearchResult {
+                        id: id.to_string(),
+                        kind: kind.into(),
+                        category: Some(category),
+                        key,
+                        content,
+                        score: 0.0,
+                        similarity,
+                        updated_at,
+                        source_event_ids: sources,
+                        created_at: None,
+                        role: None,
+                        session_id: None,
+                        explanation: None,
+                        parts: Parts::memory(similarity, lexical, decay, valid_from),
+                    }
+                },
+            )
             .collect()
     }
 }

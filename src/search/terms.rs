@@ -34,15 +34,20 @@ pub fn terms(query: &str) -> Terms {
             out.all.push(word);
         }
     }
-    let latin: Vec<String> = out
-        .all
-        .iter()
-        .filter(|t| t.is_ascii())
-        .map(|t| if t.len() >= 4 { format!("{t}:*") } else { t.clone() })
-        .collect();
-    out.tsquery = latin.join(" | ");
+    out.tsquery = out.words().join(" | ");
     out.like_patterns = out.all.iter().filter(|t| !t.is_ascii()).map(|t| format!("%{}%", escape_like(t))).collect();
     out
+}
+
+impl Terms {
+    /// One `to_tsquery('simple', …)` expression per Latin term: prefixes from four letters.
+    pub fn words(&self) -> Vec<String> {
+        self.all
+            .iter()
+            .filter(|t| t.is_ascii())
+            .map(|t| if t.len() >= 4 { format!("{t}:*") } else { t.clone() })
+            .collect()
+    }
 }
 
 /// The words of `text` as keyword search sees them: Latin words lowercased (at least two

@@ -44,7 +44,11 @@ impl Window {
 
     fn month(year: i32, month: u32) -> Option<Self> {
         let first = NaiveDate::from_ymd_opt(year, month, 1)?;
-        let next = if month == 12 { NaiveDate::from_ymd_opt(year + 1, 1, 1)? } else { NaiveDate::from_ymd_opt(year, month + 1, 1)? };
+        let next = if month == 12 {
+            NaiveDate::from_ymd_opt(year + 1, 1, 1)?
+        } else {
+            NaiveDate::from_ymd_opt(year, month + 1, 1)?
+        };
         Some(Self::days(first, (next - first).num_days()))
     }
 
@@ -55,8 +59,20 @@ impl Window {
     }
 }
 
-const MONTHS: [&str; 12] =
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
 
 fn month_number(name: &str) -> Option<u32> {
     let name = name.to_lowercase();
@@ -81,7 +97,8 @@ fn number(word: &str) -> Option<i64> {
 }
 
 fn chinese_number(word: &str) -> Option<i64> {
-    let digit = |c: char| "零一二三四五六七八九".chars().position(|d| d == c).map(|n| n as i64).or((c == '两').then_some(2));
+    let digit =
+        |c: char| "零一二三四五六七八九".chars().position(|d| d == c).map(|n| n as i64).or((c == '两').then_some(2));
     let chars: Vec<char> = word.chars().collect();
     match chars.as_slice() {
         [c] if *c == '十' => Some(10),
@@ -110,15 +127,23 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             Some(Window::days(NaiveDate::from_ymd_opt(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)?, 1))
         }),
         (re(&format!(r"\b(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:of\s+)?{EN_MONTH}\b,?\s*(\d{{4}})\b")), |c, _| {
-            Some(Window::days(NaiveDate::from_ymd_opt(c[3].parse().ok()?, month_number(&c[2])?, c[1].parse().ok()?)?, 1))
+            Some(Window::days(
+                NaiveDate::from_ymd_opt(c[3].parse().ok()?, month_number(&c[2])?, c[1].parse().ok()?)?,
+                1,
+            ))
         }),
         (re(&format!(r"\b{EN_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s*(\d{{4}})\b")), |c, _| {
-            Some(Window::days(NaiveDate::from_ymd_opt(c[3].parse().ok()?, month_number(&c[1])?, c[2].parse().ok()?)?, 1))
+            Some(Window::days(
+                NaiveDate::from_ymd_opt(c[3].parse().ok()?, month_number(&c[1])?, c[2].parse().ok()?)?,
+                1,
+            ))
         }),
         (re(r"(\d{4})年(\d{1,2})月(\d{1,2})[日号]"), |c, _| {
             Some(Window::days(NaiveDate::from_ymd_opt(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)?, 1))
         }),
-        (re(r"\bthe day before yesterday\b|前天"), |_, now| Some(Window::days(now.date_naive() - Duration::days(2), 1))),
+        (re(r"\bthe day before yesterday\b|前天"), |_, now| {
+            Some(Window::days(now.date_naive() - Duration::days(2), 1))
+        }),
         (re(r"\byesterday\b|昨天|昨日"), |_, now| Some(Window::days(now.date_naive() - Duration::days(1), 1))),
         (re(r"\btoday\b|\btonight\b|\bthis morning\b|今天|今日"), |_, now| Some(Window::days(now.date_naive(), 1))),
         (re(&format!(r"\b{EN_NUMBER}\s+(day|week|month|year)s?\s+ago\b")), |c, now| ago(number(&c[1])?, &c[2], now)),
@@ -164,7 +189,9 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         }),
         (re(r"(\d{4})年(\d{1,2})月"), |c, _| Window::month(c[1].parse().ok()?, c[2].parse().ok()?)),
         (re(&format!(r"\b{EN_MONTH},?\s+(\d{{4}})\b")), |c, _| Window::month(c[2].parse().ok()?, month_number(&c[1])?)),
-        (re(&format!(r"\b(?:in|during|since|of|early|late|mid)\s+{EN_MONTH}\b")), |c, now| latest_month(month_number(&c[1])?, now)),
+        (re(&format!(r"\b(?:in|during|since|of|early|late|mid)\s+{EN_MONTH}\b")), |c, now| {
+            latest_month(month_number(&c[1])?, now)
+        }),
         (re(r"([0-9]{1,2}|十[一二]?|[一二三四五六七八九])月(?:份)?"), |c, now| {
             let month = number(&c[1])?;
             latest_month(u32::try_from(month).ok().filter(|m| (1..=12).contains(m))?, now)
@@ -222,7 +249,8 @@ mod tests {
     fn window(text: &str) -> Option<(String, String)> {
         // A Wednesday.
         let now = at("2026-06-17T15:00:00Z");
-        resolve(text, now).map(|w| (w.since.date_naive().to_string(), (w.until - Duration::seconds(1)).date_naive().to_string()))
+        resolve(text, now)
+            .map(|w| (w.since.date_naive().to_string(), (w.until - Duration::seconds(1)).date_naive().to_string()))
     }
 
     fn is(text: &str, since: &str, until: &str) {
@@ -261,7 +289,8 @@ mod tests {
 
     #[test]
     fn queries_without_a_phrase_have_no_window() {
-        for text in ["which database do we use", "maybe we should", "我们用什么数据库", "the mayor", "march forward"] {
+        for text in ["which database do we use", "maybe we should", "我们用什么数据库", "the mayor", "march forward"]
+        {
             assert_eq!(window(text), None, "{text}");
         }
     }

@@ -15,7 +15,14 @@ fn at(days_ago: i64, minute: i64) -> String {
 }
 
 /// Posts `turns` (role, content) as one session `days_ago` days back; returns their ids.
-async fn session(app: &TestApp, key: &str, user: &str, session: &str, days_ago: i64, turns: &[(&str, &str)]) -> Vec<String> {
+async fn session(
+    app: &TestApp,
+    key: &str,
+    user: &str,
+    session: &str,
+    days_ago: i64,
+    turns: &[(&str, &str)],
+) -> Vec<String> {
     let events: Vec<Value> = turns
         .iter()
         .enumerate()
@@ -76,7 +83,12 @@ async fn an_old_decision_is_found_as_a_raw_turn_with_its_time_role_and_session()
 
     // By its meaning within seconds.
     embedded(&app).await;
-    let found = turns(&app, &key, json!({"user_id": "ana", "query": "which programming language did we choose for payments?", "limit": 3})).await;
+    let found = turns(
+        &app,
+        &key,
+        json!({"user_id": "ana", "query": "which programming language did we choose for payments?", "limit": 3}),
+    )
+    .await;
     let turn = found.iter().find(|r| r["id"] == ids[0].as_str()).unwrap_or_else(|| panic!("not found: {found:?}"));
     assert_eq!(turn["kind"], "event");
     assert_eq!(turn["role"], "user");
@@ -96,8 +108,10 @@ async fn time_windows_filter_and_time_phrases_weight_what_happened_then() {
     let key = app.key("acme", "read,ingest").await;
     // 21 days back is always in "three weeks ago" (Monday to Sunday), 7 in "last week".
     let old = session(&app, &key, "ben", "s-old", 21, &[("user", "I went hiking in the hills with my brother.")]).await;
-    let week = session(&app, &key, "ben", "s-week", 7, &[("user", "I went cycling by the river with my brother.")]).await;
-    let recent = session(&app, &key, "ben", "s-recent", 1, &[("user", "I went swimming in the lake with my brother.")]).await;
+    let week =
+        session(&app, &key, "ben", "s-week", 7, &[("user", "I went cycling by the river with my brother.")]).await;
+    let recent =
+        session(&app, &key, "ben", "s-recent", 1, &[("user", "I went swimming in the lake with my brother.")]).await;
     embedded(&app).await;
     let query = "what did I do with my brother?";
     let ids = |found: Vec<Value>| {
@@ -131,7 +145,8 @@ async fn time_windows_filter_and_time_phrases_weight_what_happened_then() {
     let response = app.post_as(&key, "/v1/search", &inverted).await;
     assert_eq!(response.status(), 400);
     assert!(error_of(response).await["message"].as_str().unwrap().contains("until"));
-    let response = app.post_as(&key, "/v1/search", &json!({"user_id": "ben", "query": query, "since": "last week"})).await;
+    let response =
+        app.post_as(&key, "/v1/search", &json!({"user_id": "ben", "query": query, "since": "last week"})).await;
     assert_eq!(response.status(), 400);
     assert!(error_of(response).await["message"].as_str().unwrap().contains("since"));
 }
@@ -140,24 +155,36 @@ async fn time_windows_filter_and_time_phrases_weight_what_happened_then() {
 async fn context_holds_the_current_conversation_and_the_dated_turn_that_answers() {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
-    let answer = session(&app, &key, "cy", "s-spring", 40, &[
-        ("user", "My sister Ines is getting married in Porto, at the old cathedral."),
-        ("assistant", "How lovely! Porto is beautiful in summer."),
-    ])
+    let answer = session(
+        &app,
+        &key,
+        "cy",
+        "s-spring",
+        40,
+        &[
+            ("user", "My sister Ines is getting married in Porto, at the old cathedral."),
+            ("assistant", "How lovely! Porto is beautiful in summer."),
+        ],
+    )
     .await;
-    let chatter: Vec<(&str, String)> =
-        (0..30).map(|i| (if i % 2 == 0 { "user" } else { "assistant" }, format!("Step {i} of the packing list: item number {i}."))).collect();
+    let chatter: Vec<(&str, String)> = (0..30)
+        .map(|i| {
+            (if i % 2 == 0 { "user" } else { "assistant" }, format!("Step {i} of the packing list: item number {i}."))
+        })
+        .collect();
     let chatter: Vec<(&str, &str)> = chatter.iter().map(|(r, c)| (*r, c.as_str())).collect();
     let current = session(&app, &key, "cy", "s-now", 0, &chatter).await;
     embedded(&app).await;
 
-    let path = "/v1/users/cy/context?session_id=s-now&max_tokens=400&query=Where%20is%20my%20sister%20getting%20married%3F";
+    let path =
+        "/v1/users/cy/context?session_id=s-now&max_tokens=400&query=Where%20is%20my%20sister%20getting%20married%3F";
     let response = app.get_as(&key, path).await;
     assert_eq!(response.status(), 200);
     let context: Value = response.json().await.unwrap();
     assert!(context["tokens"].as_u64().unwrap() <= 400, "{context}");
     let items = context["items"].as_array().unwrap();
-    let working: Vec<&str> = items.iter().filter(|i| i["section"] == "working").map(|i| i["id"].as_str().unwrap()).collect();
+    let working: Vec<&str> =
+        items.iter().filter(|i| i["section"] == "working").map(|i| i["id"].as_str().unwrap()).collect();
     assert!(working.len() >= 3 && working.len() < current.len(), "the latest turns, within the share: {working:?}");
     assert_eq!(working.last().copied(), current.last().map(String::as_str), "ends with the latest turn");
     let relevant = items.iter().find(|i| i["section"] == "relevant" && i["id"] == answer[0].as_str());
@@ -175,11 +202,18 @@ async fn context_holds_the_current_conversation_and_the_dated_turn_that_answers(
 async fn explanations_add_up_and_a_fact_never_shares_a_slot_with_its_turn() {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
-    session(&app, &key, "dee", "s1", 3, &[
-        ("user", "We use PostgreSQL for the orders database."),
-        ("assistant", "Good choice for orders."),
-        ("user", "I prefer dark mode in every editor."),
-    ])
+    session(
+        &app,
+        &key,
+        "dee",
+        "s1",
+        3,
+        &[
+            ("user", "We use PostgreSQL for the orders database."),
+            ("assistant", "Good choice for orders."),
+            ("user", "I prefer dark mode in every editor."),
+        ],
+    )
     .await;
     embedded(&app).await;
     let out = engram(&app, &["job", "run", "extract_facts"]);
@@ -207,7 +241,8 @@ async fn explanations_add_up_and_a_fact_never_shares_a_slot_with_its_turn() {
         assert!((score - r["score"].as_f64().unwrap()).abs() < 1e-9, "{r}");
     }
     // Each turn takes one slot: as the fact it became, or as itself.
-    let mut turns_seen: Vec<Value> = results.iter().flat_map(|r| r["source_event_ids"].as_array().unwrap().clone()).collect();
+    let mut turns_seen: Vec<Value> =
+        results.iter().flat_map(|r| r["source_event_ids"].as_array().unwrap().clone()).collect();
     let all = turns_seen.len();
     turns_seen.sort_by_key(|v| v.to_string());
     turns_seen.dedup();
@@ -226,7 +261,8 @@ async fn a_forgotten_users_turns_leave_every_lookup() {
     embedded(&app).await;
     assert_eq!(turns(&app, &key, json!({"user_id": "eve", "query": "gym locker"})).await.len(), 1);
 
-    let response = app.client.delete(format!("{}/admin/v1/users/eve", app.address)).bearer_auth(&key).send().await.unwrap();
+    let response =
+        app.client.delete(format!("{}/admin/v1/users/eve", app.address)).bearer_auth(&key).send().await.unwrap();
     assert_eq!(response.status(), 200);
     for query in ["gym locker", "where do I keep my things when I exercise?"] {
         assert!(turns(&app, &key, json!({"user_id": "eve", "query": query})).await.is_empty(), "{query}");
@@ -234,7 +270,11 @@ async fn a_forgotten_users_turns_leave_every_lookup() {
     let context: Value =
         app.get_as(&key, "/v1/users/eve/context?query=gym%20locker&session_id=s1").await.json().await.unwrap();
     assert_eq!(context["items"], json!([]), "{context}");
-    assert_eq!(turns(&app, &key, json!({"user_id": "fay", "query": "gym locker"})).await.len(), 1, "others keep theirs");
+    assert_eq!(
+        turns(&app, &key, json!({"user_id": "fay", "query": "gym locker"})).await.len(),
+        1,
+        "others keep theirs"
+    );
 }
 
 #[tokio::test]
@@ -250,7 +290,10 @@ async fn the_embed_events_job_takes_the_backlog() {
     let out = engram(&app, &["ingest", "--tenant", "acme", file.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let waiting = || async {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM events WHERE embedding IS NULL").fetch_one(&app.db.pool).await.unwrap()
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM events WHERE embedding IS NULL")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap()
     };
     assert_eq!(waiting().await, 300);
     assert!(app.metrics().await.contains("engram_events_unembedded"));

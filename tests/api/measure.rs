@@ -72,13 +72,22 @@ async fn eval_scores_every_scenario_category_and_reads_locomo() {
     std::fs::write(&file, locomo_sample().to_string()).unwrap();
     let locomo = engram(&["eval", "--locomo", file.to_str().unwrap()], &dir.path().join("locomo-out.json"));
 
-    assert_eq!(locomo["locomo"]["overall"]["questions"], 3, "category 5 is left out: {locomo}");
+    let retrievers = &locomo["locomo"]["retrievers"];
+    assert_eq!(retrievers["engram"]["overall"]["questions"], 3, "category 5 is left out: {locomo}");
     assert_eq!(locomo["raw_events"], 12, "each speaker holds the whole conversation");
-    assert!(locomo["locomo"]["categories"]["1"]["evidence_recall_at_10"].is_number());
+    assert!(retrievers["engram"]["categories"]["1"]["evidence_recall_at_10"].is_number());
+    for baseline in ["transcript_bm25", "transcript_dense", "transcript_hybrid"] {
+        assert_eq!(
+            retrievers[baseline]["overall"]["evidence_recall_at_5"], 1.0,
+            "{baseline}: at most four turns a conversation, so every evidence is in the top 5"
+        );
+    }
     assert_eq!(
-        locomo["locomo"]["raw_turns_baseline"]["overall"]["evidence_recall_at_5"], 1.0,
-        "at most four turns a conversation: every evidence is in the top 5"
+        retrievers["engram"]["overall"]["evidence_recall_at_5"], 1.0,
+        "engram's lookups return the raw turns too: {locomo}"
     );
+    assert_eq!(locomo["event_storage"]["rows"], 12);
+    assert!(locomo["event_storage"]["embedding_bytes_per_event"].as_f64().unwrap() > 0.0, "every turn embedded");
     assert!(locomo["storage_ratio"].as_f64().unwrap() > 0.0);
 }
 

@@ -3,7 +3,7 @@ use serde_json::{Value, json};
 use crate::helpers::{error_of, spawn_app};
 
 #[tokio::test]
-async fn context_puts_the_profile_first_and_never_exceeds_max_tokens() {
+async fn context_puts_the_profile_first_within_its_share_and_never_exceeds_max_tokens() {
     let app = spawn_app().await;
     let key = app.key("acme", "read").await;
     app.remember("acme", "gus", "identity", "My name is Gus and I live in Porto").await;
@@ -23,18 +23,36 @@ async fn context_puts_the_profile_first_and_never_exceeds_max_tokens() {
         .json()
         .await
         .unwrap();
-    let small: Value =
+    let small: Value = app
+        .get_as(&key, "/v1/users/gus/context?query=kubernetes%20services&max_tokens=120")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let tiny: Value =
         app.get_as(&key, "/v1/users/gus/context?query=kubernetes%20services&max_tokens=40").await.json().await.unwrap();
 
     assert!(full["text"].as_str().unwrap().starts_with("## About the user\n- My name is Gus"));
     assert!(full["text"].as_str().unwrap().contains("## Relevant memories"));
     assert_eq!(full["items"][0]["section"], "profile");
     assert!(full["items"].as_array().unwrap().len() > 5);
-    let tokens = small["tokens"].as_u64().unwrap();
-    assert!(tokens <= 40, "{tokens}");
-    let text = small["text"].as_str().unwrap();
-    assert!(engram::context::estimate_tokens(text) <= 40, "{text}");
+    let profile: u64 = full["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["section"] == "profile")
+        .map(|i| i["tokens"].as_u64().unwrap())
+        .sum();
+    assert!(profile <= 400, "the profile keeps to its share (0.2): {profile}");
+    for (context, budget) in [(&small, 120), (&tiny, 40)] {
+        let tokens = context["tokens"].as_u64().unwrap();
+        assert!(tokens <= budget, "{tokens}");
+        let text = context["text"].as_str().unwrap();
+        assert!(engram::context::estimate_tokens(text) <= budget as usize, "{text}");
+    }
     assert_eq!(small["items"][0]["section"], "profile");
+    // 40 tokens leave the profile 8, too few for its line: the relevant memories get them.
+    assert_eq!(tiny["items"][0]["section"], "relevant", "{tiny}");
 
     let bad = app.get_as(&key, "/v1/users/gus/context?max_tokens=0").await;
     assert_eq!(bad.status(), 400);

@@ -5,8 +5,6 @@
 //! transaction: it is stored entirely or not at all. Events that carry a client id
 //! are idempotent: sending them again returns the ids stored the first time.
 
-pub mod vectors;
-
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, Utc};

@@ -100,7 +100,12 @@ pub async fn embed(
 }
 
 /// A user's events without a vector, oldest first, at most `limit`.
-pub async fn backlog(conn: &mut sqlx::PgConnection, tenant: &TenantId, user: &str, limit: i64) -> sqlx::Result<Vec<Uuid>> {
+pub async fn backlog(
+    conn: &mut sqlx::PgConnection,
+    tenant: &TenantId,
+    user: &str,
+    limit: i64,
+) -> sqlx::Result<Vec<Uuid>> {
     sqlx::query_scalar(
         "SELECT id FROM events WHERE tenant_id = $1 AND user_id = $2 AND embedding IS NULL ORDER BY seq LIMIT $3",
     )
@@ -112,7 +117,11 @@ pub async fn backlog(conn: &mut sqlx::PgConnection, tenant: &TenantId, user: &st
 }
 
 /// Users with events waiting for a vector.
-pub async fn waiting_users(pool: &PgPool, tenant: Option<&str>, user: Option<&str>) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn waiting_users(
+    pool: &PgPool,
+    tenant: Option<&str>,
+    user: Option<&str>,
+) -> sqlx::Result<Vec<(String, String)>> {
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM events
           WHERE embedding IS NULL AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
