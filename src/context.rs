@@ -8,7 +8,8 @@
 //!    `search.context_profile_share` (0.2).
 //! 3. **Relevant memories** (with `query`): the facts, insights and raw turns most
 //!    relevant to the query, best first (one lookup, [`crate::search`]), each line dated
-//!    with when it was said (`[Mon 8 May 2023] user: …`), while the budget lasts.
+//!    with when it was said, and a relative time phrase in it resolved (`[Mon 8 May
+//!    2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`), while the budget lasts.
 //! 4. **Recent conversations**, then **Earlier periods**: the latest session and period
 //!    summaries, while budget remains.
 //!
@@ -92,7 +93,7 @@ pub async fn build(
             lookup.search(tenant, &query).await?
         }
     };
-    let hit = !relevant.is_empty();
+    let hit = relevant.iter().any(|r| r.score >= lookup.settings.default_min_score);
     let relevant = relevant.into_iter().map(dated).collect();
     let working_budget = (lookup.settings.context_working_share * request.max_tokens as f64).floor() as usize;
     let working = latest_within(working, WORKING_HEADING, working_budget);
@@ -146,11 +147,24 @@ fn latest_within(mut turns: Vec<Candidate>, heading: &str, budget: usize) -> Vec
 fn dated(result: SearchResult) -> Candidate {
     let at = result.created_at.or(result.parts.span.map(|(start, _)| start));
     let content = match (result.role, at) {
-        (Some(role), Some(at)) => crate::text::dated(at, &format!("{}: {}", role.as_str(), result.content)),
-        (None, Some(at)) => crate::text::dated(at, &result.content),
+        (Some(role), Some(at)) => said(at, Some(role), &result.content),
+        (None, Some(at)) => said(at, None, &result.content),
         (_, None) => result.content,
     };
     Candidate { id: result.id, kind: result.kind, content }
+}
+
+/// A dated line of what was said, with what a relative time phrase in it meant:
+/// `[Mon 8 May 2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`.
+fn said(at: DateTime<Utc>, role: Option<Role>, content: &str) -> String {
+    let line = match role {
+        Some(role) => format!("{}: {content}", role.as_str()),
+        None => content.to_owned(),
+    };
+    match crate::search::when::annotate(content, at) {
+        Some(meant) => crate::text::dated(at, &format!("{line} ({meant})")),
+        None => crate::text::dated(at, &line),
+    }
 }
 
 /// One candidate line of the block.
@@ -231,7 +245,7 @@ async fn latest_turns(
         .map(|(id, role, content, at)| Candidate {
             id: id.to_string(),
             kind: ResultKind::Event,
-            content: crate::text::dated(at, &format!("{}: {content}", role.as_str())),
+            content: said(at, Some(role), &content),
         })
         .collect())
 }

@@ -2,7 +2,9 @@
 //! database and reused while its size matches. Vectors are clustered like real
 //! embeddings: one of 1,024 random centroids plus one of 4,096 noise vectors. One
 //! memory in 20 has a planted near-duplicate (its text said again, its embedding
-//! slightly perturbed, newer), listed in `bench_planted` for scoring `dedup`.
+//! slightly perturbed, newer), listed in `bench_planted` for scoring `dedup`. The same
+//! users hold as many raw turns (events, half of them the assistant's) with vectors of
+//! the same kind, for lookups over facts and turns together.
 
 use std::time::Instant;
 
@@ -38,13 +40,16 @@ impl CorpusSize {
 /// Makes sure the corpus of `size` exists; returns the seconds spent building it (0 when reused).
 pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     sqlx::raw_sql(
-        "CREATE TABLE IF NOT EXISTS bench_corpus_size (users bigint, per_user bigint, large_user bigint, planted_every bigint)",
+        "CREATE TABLE IF NOT EXISTS bench_corpus_size (users bigint, per_user bigint, large_user bigint, planted_every bigint);
+         ALTER TABLE bench_corpus_size ADD COLUMN IF NOT EXISTS events bigint",
     )
     .execute(pool)
     .await?;
-    let existing: Option<(i64, i64, i64, i64)> =
-        sqlx::query_as("SELECT * FROM bench_corpus_size").fetch_optional(pool).await?;
-    if existing == Some((size.users, size.per_user, size.large_user, size.planted_every)) {
+    let existing: Option<(i64, i64, i64, i64, Option<i64>)> =
+        sqlx::query_as("SELECT users, per_user, large_user, planted_every, events FROM bench_corpus_size")
+            .fetch_optional(pool)
+            .await?;
+    if existing == Some((size.users, size.per_user, size.large_user, size.planted_every, Some(size.generated()))) {
         return Ok(0.0);
     }
     let started = Instant::now();
@@ -58,7 +63,8 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
         "DELETE FROM bench_corpus_size;
          CREATE TABLE IF NOT EXISTS bench_indexes (name text PRIMARY KEY, definition text NOT NULL);
          INSERT INTO bench_indexes SELECT indexname, indexdef FROM pg_indexes
-          WHERE schemaname = current_schema() AND tablename = 'memories' AND indexname <> 'memories_pkey'
+          WHERE schemaname = current_schema() AND tablename IN ('memories', 'events')
+            AND indexname NOT IN ('memories_pkey', 'events_pkey', 'events_tenant_id_client_event_id_key')
          ON CONFLICT DO NOTHING;
          DO $$ DECLARE i record; BEGIN
              FOR i IN SELECT name FROM bench_indexes LOOP EXECUTE format('DROP INDEX IF EXISTS %I', i.name); END LOOP;
@@ -67,6 +73,7 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
          DELETE FROM memory_access WHERE tenant_id = 'bench';
          DELETE FROM job_checkpoints WHERE tenant_id = 'bench';
          DELETE FROM memories WHERE tenant_id = 'bench';
+         DELETE FROM events WHERE tenant_id = 'bench';
          DROP TABLE IF EXISTS bench_vectors, bench_planted;
          CREATE TABLE bench_vectors (kind text, i int, v vector(384), PRIMARY KEY (kind, i));
          INSERT INTO bench_vectors
@@ -83,31 +90,40 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     .execute(pool)
     .await
     .context("cannot prepare the corpus")?;
-    let mut from = 0;
-    while from < size.generated() {
-        let to = (from + CHUNK).min(size.generated());
-        sqlx::query(
-            "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model,
-                                   embedding_dims, importance, valid_from, created_at, updated_at)
-             SELECT 'bench', gen_random_uuid(),
-                    CASE WHEN g < $3 THEN 'large' ELSE 'u' || ((g - $3) / $4) END,
-                    'fact', (ARRAY['identity','preference','project','technical','decision','event'])[1 + g % 6],
-                    'bench memory ' || g || ' about topic ' || (g % 997),
-                    c.v + n.v, 'bench', 384, 0.3 + (g % 7) / 10.0,
-                    now() - (g % 365) * interval '1 day', now() - (g % 365) * interval '1 day', now()
-               FROM generate_series($1::bigint, $2::bigint - 1) g
-               JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g) & 1023)
-               JOIN bench_vectors n ON n.kind = 'noise' AND n.i = (hashint8(g + 7919) & 4095)",
-        )
-        .bind(from)
-        .bind(to)
-        .bind(size.large_user)
-        .bind(size.per_user)
-        .execute(pool)
-        .await
-        .context("cannot insert the corpus")?;
-        from = to;
-        eprintln!("bench: {from} memories");
+    let memories = "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model,
+                                          embedding_dims, importance, valid_from, created_at, updated_at)
+        SELECT 'bench', gen_random_uuid(), CASE WHEN g < $3 THEN 'large' ELSE 'u' || ((g - $3) / $4) END,
+               'fact', (ARRAY['identity','preference','project','technical','decision','event'])[1 + g % 6],
+               'bench memory ' || g || ' about topic ' || (g % 997),
+               c.v + n.v, 'bench', 384, 0.3 + (g % 7) / 10.0,
+               now() - (g % 365) * interval '1 day', now() - (g % 365) * interval '1 day', now()
+          FROM generate_series($1::bigint, $2::bigint - 1) g
+          JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g) & 1023)
+          JOIN bench_vectors n ON n.kind = 'noise' AND n.i = (hashint8(g + 7919) & 4095)";
+    let events = "INSERT INTO events (tenant_id, id, user_id, session_id, role, content, created_at,
+                                      embedding, embedding_model, embedding_dims)
+        SELECT 'bench', gen_random_uuid(), CASE WHEN g < $3 THEN 'large' ELSE 'u' || ((g - $3) / $4) END,
+               's' || (g / 20), (ARRAY['user', 'assistant'])[1 + g % 2],
+               'bench turn ' || g || ' about topic ' || (g % 997),
+               now() - (g % 365) * interval '1 day', (c.v + n.v)::halfvec, 'bench', 384
+          FROM generate_series($1::bigint, $2::bigint - 1) g
+          JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g + 104729) & 1023)
+          JOIN bench_vectors n ON n.kind = 'noise' AND n.i = (hashint8(g + 1299709) & 4095)";
+    for (what, sql) in [("memories", memories), ("events", events)] {
+        let mut from = 0;
+        while from < size.generated() {
+            let to = (from + CHUNK).min(size.generated());
+            sqlx::query(sql)
+                .bind(from)
+                .bind(to)
+                .bind(size.large_user)
+                .bind(size.per_user)
+                .execute(pool)
+                .await
+                .with_context(|| format!("cannot insert the corpus's {what}"))?;
+            from = to;
+            eprintln!("bench: {from} {what}");
+        }
     }
     // Created (with a history row, as the API would write) after the originals, so
     // `dedup` sees them as changed since its last run.
@@ -134,16 +150,17 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
              FOR i IN SELECT definition FROM bench_indexes LOOP EXECUTE i.definition; END LOOP;
          END $$;
          DROP TABLE bench_indexes;
-         ANALYZE memories, memory_history;",
+         ANALYZE memories, memory_history, events;",
     )
     .execute(pool)
     .await
     .context("cannot index the corpus")?;
-    sqlx::query("INSERT INTO bench_corpus_size VALUES ($1, $2, $3, $4)")
+    sqlx::query("INSERT INTO bench_corpus_size (users, per_user, large_user, planted_every, events) VALUES ($1, $2, $3, $4, $5)")
         .bind(size.users)
         .bind(size.per_user)
         .bind(size.large_user)
         .bind(size.planted_every)
+        .bind(size.generated())
         .execute(pool)
         .await?;
     Ok(started.elapsed().as_secs_f64())
@@ -152,6 +169,11 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
 /// How many memories the corpus holds, planted near-duplicates included.
 pub async fn count(pool: &PgPool) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT count(*) FROM memories WHERE tenant_id = 'bench'").fetch_one(pool).await
+}
+
+/// How many raw turns the corpus holds.
+pub async fn count_events(pool: &PgPool) -> sqlx::Result<i64> {
+    sqlx::query_scalar("SELECT count(*) FROM events WHERE tenant_id = 'bench'").fetch_one(pool).await
 }
 
 /// The centroids and noise vectors, to compose query vectors like the corpus's.
@@ -172,7 +194,8 @@ pub async fn warm(pool: &PgPool) -> anyhow::Result<f64> {
     sqlx::raw_sql(
         "CREATE EXTENSION IF NOT EXISTS pg_prewarm;
          SELECT pg_prewarm(c.oid) FROM pg_class c
-          WHERE c.relname IN ('memories', 'memories_embedding_384', 'memories_user', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm');",
+          WHERE c.relname IN ('memories', 'memories_embedding_384', 'memories_user', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm',
+                              'events', 'events_embedding_384', 'events_user_time', 'events_tsv');",
     )
     .execute(pool)
     .await

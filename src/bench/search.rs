@@ -49,7 +49,9 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let key = auth::create_key(&db.pool, &tenant, &[auth::Scope::Read], Some("bench"), None).await?.secret;
 
     let users = size.users;
-    let vector_query = {
+    // Vector lookups, one in ten for the large user: facts and insights, then facts and
+    // raw turns in one lookup (the corpus holds as many turns as memories).
+    let lookups = |kinds: &'static [&'static str]| {
         let vectors = vectors.clone();
         move |rng: &mut StdRng, _| {
             let user = if rng.random_ratio(1, 10) {
@@ -58,11 +60,15 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
                 format!("u{}", rng.random_range(0..users))
             };
             let question = QUESTIONS[rng.random_range(0..QUESTIONS.len())];
-            json!({"user_id": user, "query": question, "embedding": query_vector(&vectors, rng), "limit": 10, "min_score": 0.0})
+            json!({"user_id": user, "query": question, "embedding": query_vector(&vectors, rng), "limit": 10,
+                   "min_score": 0.0, "kinds": kinds})
         }
     };
-    let with_vectors = load(&base, &key, clients, Duration::from_secs(seconds), 256, vector_query).await?;
+    let with_vectors =
+        load(&base, &key, clients, Duration::from_secs(seconds), 256, lookups(&["fact", "insight"])).await?;
     let server_ms = server_side_mean_ms(&base).await?;
+    let with_turns =
+        load(&base, &key, clients, Duration::from_secs(seconds), 256, lookups(&["fact", "insight", "event"])).await?;
     // Words in every memory of the corpus: the large user's keyword matches must not
     // cost a pass over all of them.
     let common_words = load(&base, &key, 1, Duration::from_secs(3), 64, {
@@ -92,7 +98,13 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         Figure { scenario: "search", metric: "large_user_index".into(), value: index_seconds, unit: "s (job run)" },
         Figure { scenario: "search", metric: "buffer_warmup".into(), value: warm_seconds, unit: "s" },
     ];
-    for (name, stats) in [("vector", &with_vectors), ("text", &with_text)] {
+    figures.push(Figure {
+        scenario: "search",
+        metric: "corpus_events".into(),
+        value: corpus::count_events(&db.pool).await? as f64,
+        unit: "events",
+    });
+    for (name, stats) in [("vector", &with_vectors), ("facts_and_turns", &with_turns), ("text", &with_text)] {
         figures.extend(stats.figures(name));
     }
     figures.push(Figure { scenario: "search", metric: "vector_server_mean".into(), value: server_ms, unit: "ms" });

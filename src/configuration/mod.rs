@@ -135,9 +135,11 @@ impl Settings {
         }
         for (key, value) in [
             ("search.event_weight", self.search.event_weight),
+            ("search.other_turn_weight", self.search.other_turn_weight),
             ("search.outside_window_weight", self.search.outside_window_weight),
             ("search.context_working_share", self.search.context_working_share),
             ("search.context_profile_share", self.search.context_profile_share),
+            ("search.context_min_score", self.search.context_min_score),
         ] {
             if !(0.0..=1.0).contains(&value) {
                 return invalid(key, "must be between 0 and 1");

@@ -195,6 +195,8 @@ pub struct SearchSettings {
     pub access_flush_ms: u64,
     /// The tier weight of raw turns on the one scale (facts: 0.8 + 0.2 × decay).
     pub event_weight: f64,
+    /// Times `event_weight` for turns of the assistant, a tool or the system.
+    pub other_turn_weight: f64,
     /// The weight of a result outside the window of a time phrase in the query.
     pub outside_window_weight: f64,
     pub context_default_tokens: usize,
@@ -204,6 +206,9 @@ pub struct SearchSettings {
     pub context_working_share: f64,
     /// The most of a context's budget the profile (identity and personal facts) takes.
     pub context_profile_share: f64,
+    /// Relevant lines of a context score at least this (lower than `default_min_score`:
+    /// a model reading the block can use a weaker match; the hit still counts by that).
+    pub context_min_score: f64,
 }
 
 impl Default for SearchSettings {
@@ -218,12 +223,14 @@ impl Default for SearchSettings {
             user_index_ef_search: 100,
             scan_limit: 2000,
             access_flush_ms: 1000,
-            event_weight: 0.9,
+            event_weight: 0.8,
+            other_turn_weight: 0.8,
             outside_window_weight: 0.7,
             context_default_tokens: 512,
             context_max_tokens: 8192,
             context_working_share: 0.3,
             context_profile_share: 0.2,
+            context_min_score: 0.2,
         }
     }
 }

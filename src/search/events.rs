@@ -92,7 +92,7 @@ pub async fn search(
             role: Some(role),
             session_id: Some(session_id),
             explanation: None,
-            parts: Parts::event(similarity, keyword, created_at),
+            parts: Parts::event(similarity, keyword, created_at, role),
         })
         .collect())
 }

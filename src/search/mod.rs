@@ -10,7 +10,11 @@
 //! keyword    = share of the query's terms the result contains (0..1)
 //! relevance  = max(similarity, (similarity + keyword) / 2)      — keywords only ever help
 //! tier       = facts, insights: 0.8 + 0.2 × decay (engram_decay(), 0..1)
-//!              raw turns:       search.event_weight (0.9)
+//!              raw turns:       search.event_weight (0.8) for the user's own, that ×
+//!                               search.other_turn_weight (0.8) for the assistant's, a
+//!                               tool's or the system's: memory is about the user, and
+//!                               the other side's turns often name them without being
+//!                               about them
 //!              summaries:       1
 //! time       = 1, or search.outside_window_weight (0.7) for a result outside the window
 //!              of a time phrase in the query ("last week", "in May", "上周"; see `when`)
@@ -20,9 +24,9 @@
 //! so decay moves a memory's score by at most 20%: an old but relevant fact still ranks.
 //! Scores are absolute (not rank-based like reciprocal rank fusion), which is what
 //! lets `min_score` and the hit/miss metric mean the same thing for every query;
-//! `explain: true` returns each result's parts. A fact and the turn it came from never
-//! both take a slot: whichever scores higher is kept (the fact on a tie), and a fact's
-//! `source_event_ids` still name the turn. `since`/`until` filter every tier by when
+//! `explain: true` returns each result's parts. Every turn takes one slot: a fact and
+//! the turn it came from (or two facts of one turn) never both appear; whichever scores
+//! higher is kept (the fact on a tie), and a fact's `source_event_ids` still name the turn. `since`/`until` filter every tier by when
 //! it happened (a turn's time, a memory's `valid_from`, a summary's span).
 //! Lookups are read-only SQL; access statistics go through [`crate::access`].
 
@@ -126,8 +130,8 @@ pub struct Explanation {
     /// A memory's decay score (facts and insights only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decay: Option<f64>,
-    /// The tier's weight: 0.8 + 0.2 × decay for memories, `search.event_weight` for raw
-    /// turns, 1 for summaries.
+    /// The tier's weight: 0.8 + 0.2 × decay for memories, `search.event_weight` for the
+    /// user's own turns (× `search.other_turn_weight` for other roles'), 1 for summaries.
     pub tier: f64,
     /// 1, or `search.outside_window_weight` outside the query's time phrase window.
     pub time: f64,
@@ -154,7 +158,10 @@ pub struct Parts {
 pub enum Tier {
     #[default]
     Memory,
-    Event,
+    /// A raw turn; `own` when the user said it.
+    Event {
+        own: bool,
+    },
     Summary,
 }
 
@@ -163,8 +170,9 @@ impl Parts {
         Self { similarity, keyword, decay: Some(decay), span: Some((valid_from, valid_from)), tier: Tier::Memory }
     }
 
-    pub fn event(similarity: f64, keyword: f64, at: DateTime<Utc>) -> Self {
-        Self { similarity, keyword, decay: None, span: Some((at, at)), tier: Tier::Event }
+    pub fn event(similarity: f64, keyword: f64, at: DateTime<Utc>, role: Role) -> Self {
+        let tier = Tier::Event { own: role == Role::User };
+        Self { similarity, keyword, decay: None, span: Some((at, at)), tier }
     }
 
     pub fn summary(similarity: f64, keyword: f64, span: Option<(DateTime<Utc>, DateTime<Utc>)>) -> Self {
@@ -176,7 +184,8 @@ impl Parts {
         let relevance = self.similarity.max((self.similarity + self.keyword) / 2.0);
         let tier = match self.tier {
             Tier::Memory => 0.8 + 0.2 * self.decay.unwrap_or(1.0).clamp(0.0, 1.0),
-            Tier::Event => settings.event_weight,
+            Tier::Event { own: true } => settings.event_weight,
+            Tier::Event { own: false } => settings.event_weight * settings.other_turn_weight,
             Tier::Summary => 1.0,
         };
         let inside = match (window, self.span) {
@@ -211,8 +220,9 @@ pub struct SearchResponse {
 }
 
 impl SearchQuery {
-    /// The lookup `/context` makes for `text`: the best facts, insights and raw turns,
-    /// as many as a lookup may return (the block keeps what fits its budget).
+    /// The lookup `/context` makes for `text`: the best facts, insights and raw turns
+    /// down to `search.context_min_score`, as many as a lookup may return (the block
+    /// keeps what fits its budget).
     pub fn for_context(
         user: UserId,
         text: &str,
@@ -223,7 +233,7 @@ impl SearchQuery {
             user_id: user.to_string(),
             query: text.to_owned(),
             limit: Some(limits.max_limit as i64),
-            min_score: None,
+            min_score: Some(limits.context_min_score),
             categories: None,
             kinds: Some(vec!["fact".into(), "insight".into(), "event".into()]),
             as_of: None,
@@ -356,8 +366,10 @@ mod tests {
         let day =
             |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 5, d).unwrap().and_hms_opt(12, 0, 0).unwrap().and_utc();
         let window = when::Window { since: day(10), until: day(17) };
-        let inside = Parts::event(0.6, 0.5, day(12)).explain(&settings, Some(window));
-        let outside = Parts::event(0.6, 0.5, day(3)).explain(&settings, Some(window));
+        let inside = Parts::event(0.6, 0.5, day(12), Role::User).explain(&settings, Some(window));
+        let outside = Parts::event(0.6, 0.5, day(3), Role::User).explain(&settings, Some(window));
+        let theirs = Parts::event(0.6, 0.5, day(12), Role::Assistant).explain(&settings, Some(window));
+        assert!((theirs.score() / inside.score() - settings.other_turn_weight).abs() < 1e-9);
         assert_eq!(inside.time, 1.0);
         assert!((outside.score() / inside.score() - settings.outside_window_weight).abs() < 1e-9);
         let summary = Parts::summary(0.6, 0.5, Some((day(1), day(11)))).explain(&settings, Some(window));

@@ -196,30 +196,18 @@ pub async fn run(
     Ok(results)
 }
 
-/// Drops a raw turn that a better-ranked fact came from, and a fact whose turns all
-/// rank above it: a fact and its turn never both take a slot.
+/// Every turn takes one slot: a result whose source turns all come with a better-ranked
+/// result (a fact and the turn it came from, two facts of one turn) is dropped.
 fn one_slot_per_turn(ranked: Vec<SearchResult>) -> Vec<SearchResult> {
-    let mut kept_turns: HashSet<Uuid> = HashSet::new();
     let mut covered: HashSet<Uuid> = HashSet::new();
     let mut out = Vec::with_capacity(ranked.len());
     for result in ranked {
-        match result.kind {
-            ResultKind::Event => {
-                let id = result.source_event_ids[0];
-                if covered.contains(&id) {
-                    continue;
-                }
-                kept_turns.insert(id);
+        let summary = matches!(result.kind, ResultKind::SessionSummary | ResultKind::PeriodSummary);
+        if !summary && !result.source_event_ids.is_empty() {
+            if result.source_event_ids.iter().all(|id| covered.contains(id)) {
+                continue;
             }
-            ResultKind::Fact | ResultKind::Insight => {
-                if !result.source_event_ids.is_empty()
-                    && result.source_event_ids.iter().all(|id| kept_turns.contains(id))
-                {
-                    continue;
-                }
-                covered.extend(result.source_event_ids.iter().copied());
-            }
-            ResultKind::SessionSummary | ResultKind::PeriodSummary => {}
+            covered.extend(result.source_event_ids.iter().copied());
         }
         out.push(result);
     }

@@ -235,7 +235,37 @@ fn latest_month(month: u32, now: DateTime<Utc>) -> Option<Window> {
 
 /// The window of the first time phrase in `text`, as of `now`.
 pub fn resolve(text: &str, now: DateTime<Utc>) -> Option<Window> {
-    RULES.iter().find_map(|(re, resolve)| re.captures(text).and_then(|c| resolve(&c, now)))
+    find(text, now).map(|(window, _)| window)
+}
+
+/// The first time phrase in `text` with its window as of `now`.
+fn find(text: &str, now: DateTime<Utc>) -> Option<(Window, String)> {
+    RULES.iter().find_map(|(re, resolve)| {
+        let captures = re.captures(text)?;
+        Some((resolve(&captures, now)?, captures[0].trim().to_owned()))
+    })
+}
+
+/// For a text said at `said` with a relative time phrase ("yesterday", "last week",
+/// "三天前"), the phrase and the time it meant: `yesterday = Sun 7 May 2023`. `None`
+/// when the text has no phrase or only absolute ones (a date means itself).
+pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
+    let (window, phrase) = find(text, said)?;
+    let later = find(text, said + Duration::days(400)).map(|(w, _)| w);
+    if later == Some(window) {
+        return None;
+    }
+    let day = |at: DateTime<Utc>| at.format("%a %-d %B %Y").to_string();
+    let days = (window.until - window.since).num_days();
+    let meant = match days {
+        1 => day(window.since),
+        2 => format!("the weekend of {}", day(window.since)),
+        7 => format!("the week of {}", day(window.since)),
+        28..=31 => window.since.format("%B %Y").to_string(),
+        365 | 366 => window.since.format("%Y").to_string(),
+        _ => format!("since {}", day(window.since)),
+    };
+    Some(format!("{phrase} = {meant}"))
 }
 
 #[cfg(test)]
@@ -285,6 +315,19 @@ mod tests {
         is("三天前", "2026-06-14", "2026-06-14");
         is("2023年5月8日", "2023-05-08", "2023-05-08");
         is("去年", "2025-01-01", "2025-12-31");
+    }
+
+    #[test]
+    fn relative_phrases_in_what_was_said_are_annotated_with_what_they_meant() {
+        let said = at("2023-05-08T13:56:00Z");
+        assert_eq!(
+            annotate("I went to a support group yesterday.", said).as_deref(),
+            Some("yesterday = Sun 7 May 2023")
+        );
+        assert_eq!(annotate("We moved last week", said).as_deref(), Some("last week = the week of Mon 1 May 2023"));
+        assert_eq!(annotate("我们上个月搬家了", said).as_deref(), Some("上个月 = April 2023"));
+        assert_eq!(annotate("It opened on 8 May 2023.", said), None, "a date means itself");
+        assert_eq!(annotate("We use PostgreSQL.", said), None);
     }
 
     #[test]
