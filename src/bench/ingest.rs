@@ -80,7 +80,10 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
         task.await??;
     }
     let ingest_seconds = started.elapsed().as_secs_f64();
-    // Every turn searchable by meaning: the API's background embedder drains the backlog.
+    // Every turn searchable by meaning: the API's background embedder takes what its
+    // queue holds, the embed_events job (as the worker runs it every minute) the rest.
+    let executor = executor(&db.pool, settings)?;
+    run_job(&executor, "embed_events", &Scope::tenant(TenantId::parse(TENANT)?)).await?;
     loop {
         let waiting = crate::event_vectors::backlog_size(&db.pool).await?;
         if waiting == 0 {
@@ -91,7 +94,6 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     }
     let searchable_seconds = started.elapsed().as_secs_f64();
 
-    let executor = executor(&db.pool, settings)?;
     let started = Instant::now();
     let run = run_job(&executor, "summarize_sessions", &Scope::tenant(TenantId::parse(TENANT)?)).await?;
     let summarize_seconds = started.elapsed().as_secs_f64();
@@ -110,7 +112,7 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
             scenario: "ingest",
             metric: "searchable_by_meaning".into(),
             value: events as f64 / searchable_seconds,
-            unit: "events/s (from the first request until the last event has its vector)",
+            unit: "events/s (first request to last vector: the API's embedder and one embed_events run)",
         },
         Figure { scenario: "summarize", metric: "sessions".into(), value: sessions, unit: "sessions" },
         Figure {
@@ -129,5 +131,8 @@ async fn clear(db: &Database) -> anyhow::Result<()> {
             .execute(&db.pool)
             .await?;
     }
+    // What was deleted leaves the indexes now, as autovacuum would soon: the search
+    // benchmark after this one must not walk the dead rows' index entries.
+    sqlx::raw_sql("VACUUM memory_history, memories, events, sessions").execute(&db.pool).await?;
     Ok(())
 }

@@ -188,8 +188,8 @@ pub struct SearchSettings {
     /// `hnsw.ef_search` for users with an HNSW index of their own (`index_large_users`):
     /// every node of their graph is theirs, so a shorter walk finds as much.
     pub user_index_ef_search: u32,
-    /// Users with at most this many active memories are searched by reading their rows;
-    /// users with more through the HNSW and text indexes.
+    /// Users with at most this many active memories (and, separately, raw turns) are
+    /// searched by reading their rows; users with more through the HNSW and text indexes.
     pub scan_limit: u32,
     /// How often buffered access statistics are written.
     pub access_flush_ms: u64,

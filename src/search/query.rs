@@ -38,8 +38,9 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use super::events::EventLookup;
 use super::terms::{Terms, terms};
-use super::{Parts, SearchQuery, SearchResult, events, summaries, when};
+use super::{Parts, SearchQuery, SearchResult, summaries, when};
 use crate::configuration::SearchSettings;
 use crate::domain::{Kind, ResultKind, TenantId};
 use crate::memories::decay::DecayParams;
@@ -69,6 +70,8 @@ pub struct Lookups {
     /// `search.user_index_ef_search`.
     own_graphs: PgPool,
     large_users: Mutex<HashMap<(TenantId, String), LargeUser>>,
+    /// Users found with more raw turns than a scan reads.
+    large_event_users: Mutex<HashMap<(TenantId, String), Instant>>,
 }
 
 #[derive(Clone, Copy)]
@@ -95,6 +98,7 @@ impl Lookups {
             shared_graph: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
             own_graphs: pool("force_custom_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
             large_users: Mutex::default(),
+            large_event_users: Mutex::default(),
         }
     }
 
@@ -115,9 +119,33 @@ impl Lookups {
         lookup.indexed(&mut *graph.acquire().await?).await
     }
 
+    /// Raw turns: a scan, or the index way for a user with too many.
+    async fn events(&self, lookup: &EventLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
+        let key = (lookup.tenant.clone(), lookup.query.user.to_string());
+        let large = {
+            let large = self.large_event_users.lock().expect("never poisoned: no panics under the lock");
+            large.get(&key).is_some_and(|found| found.elapsed() < LARGE_USER_TTL)
+        };
+        if !large {
+            if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+                return Ok(found);
+            }
+            let mut large = self.large_event_users.lock().expect("never poisoned: no panics under the lock");
+            if large.len() >= LARGE_USERS_KEPT {
+                large.clear();
+            }
+            large.insert(key, Instant::now());
+        }
+        lookup.indexed(&mut *self.shared_graph.acquire().await?).await
+    }
+
     /// Forgets what was learnt about a user who was just forgotten.
     pub fn forget_user(&self, tenant: &TenantId, user: &str) {
         self.large_users
+            .lock()
+            .expect("never poisoned: no panics under the lock")
+            .remove(&(tenant.clone(), user.to_owned()));
+        self.large_event_users
             .lock()
             .expect("never poisoned: no panics under the lock")
             .remove(&(tenant.clone(), user.to_owned()));
@@ -167,9 +195,16 @@ pub async fn run(
         results.extend(lookups.memories(&lookup).await?);
     }
     if query.events {
-        let mut conn = lookups.shared_graph.acquire().await?;
-        let n = candidates(query.limit, settings);
-        results.extend(events::search(&mut conn, tenant, query, &vector, &terms, window, n).await?);
+        let lookup = EventLookup {
+            tenant,
+            query,
+            vector: &vector,
+            terms: &terms,
+            phrase: window,
+            candidates: candidates(query.limit, settings),
+            scan_limit: settings.scan_limit,
+        };
+        results.extend(lookups.events(&lookup).await?);
     }
     for (wanted, table) in
         [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, engram, error_of, spawn_app};
+use crate::helpers::{TestApp, engram, error_of, spawn_app, spawn_app_with, test_settings};
 
 fn at(days_ago: i64, minute: i64) -> String {
     (Utc::now() - chrono::Duration::days(days_ago) + chrono::Duration::minutes(minute)).to_rfc3339()
@@ -104,7 +104,17 @@ async fn an_old_decision_is_found_as_a_raw_turn_with_its_time_role_and_session()
 
 #[tokio::test]
 async fn time_windows_filter_and_time_phrases_weight_what_happened_then() {
-    let app = spawn_app().await;
+    time_windows(spawn_app().await).await;
+}
+
+#[tokio::test]
+async fn users_past_the_scan_limit_get_the_same_answers_through_the_indexes() {
+    let mut settings = test_settings();
+    settings.search.scan_limit = 1;
+    time_windows(spawn_app_with(settings).await).await;
+}
+
+async fn time_windows(app: TestApp) {
     let key = app.key("acme", "read,ingest").await;
     // 21 days back is always in "three weeks ago" (Monday to Sunday), 7 in "last week".
     let old = session(&app, &key, "ben", "s-old", 21, &[("user", "I went hiking in the hills with my brother.")]).await;
