@@ -3,6 +3,7 @@
 //!
 //! Unknown keys and mistyped values are startup errors that name the key.
 
+mod search;
 mod sections;
 
 use std::collections::HashMap;
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use search::SearchSettings;
 pub use sections::*;
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -29,7 +29,7 @@
 //! (240 ms instead of 1 ms). Every statement here filters by the tenant itself
 //! (`tenant_id = $1`), and the isolation tests check every route.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -40,7 +40,7 @@ use uuid::Uuid;
 
 use super::events::EventLookup;
 use super::terms::{Terms, terms};
-use super::{Parts, SearchQuery, SearchResult, summaries, when};
+use super::{Parts, SearchQuery, SearchResult, score, summaries, when};
 use crate::configuration::SearchSettings;
 use crate::domain::{Kind, ResultKind, TenantId};
 use crate::memories::decay::DecayParams;
@@ -226,27 +226,9 @@ pub async fn run(
             .then_with(|| (a.kind == ResultKind::Event).cmp(&(b.kind == ResultKind::Event)))
             .then_with(|| b.updated_at.cmp(&a.updated_at))
     });
-    let mut results = one_slot_per_turn(results);
+    let mut results = score::one_slot_per_turn(results);
     results.truncate(query.limit);
     Ok(results)
-}
-
-/// Every turn takes one slot: a result whose source turns all come with a better-ranked
-/// result (a fact and the turn it came from, two facts of one turn) is dropped.
-fn one_slot_per_turn(ranked: Vec<SearchResult>) -> Vec<SearchResult> {
-    let mut covered: HashSet<Uuid> = HashSet::new();
-    let mut out = Vec::with_capacity(ranked.len());
-    for result in ranked {
-        let summary = matches!(result.kind, ResultKind::SessionSummary | ResultKind::PeriodSummary);
-        if !summary && !result.source_event_ids.is_empty() {
-            if result.source_event_ids.iter().all(|id| covered.contains(id)) {
-                continue;
-            }
-            covered.extend(result.source_event_ids.iter().copied());
-        }
-        out.push(result);
-    }
-    out
 }
 
 /// Candidates per source: enough for re-ranking to matter, few enough that a user
