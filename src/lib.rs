@@ -18,6 +18,7 @@ pub mod feedback;
 pub mod http;
 pub mod ingest;
 pub mod jobs;
+pub mod mcp;
 pub mod memories;
 pub mod metrics;
 pub mod models;

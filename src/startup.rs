@@ -67,12 +67,7 @@ impl Application {
             }
             false => None,
         };
-        let mut state = AppState::new(db.clone(), settings, metrics, embedder, llm, access.clone(), jobs.clone())?;
-        // Search ranks by the same decay the evict job scores with.
-        state.clock = clock;
-        if let Some(decay) = jobs.values().find_map(|d| d.job.ranking_decay()) {
-            state.decay = decay.clone();
-        }
+        let state = api_state(db.clone(), settings, metrics, (embedder, llm), access.clone(), jobs.clone(), clock)?;
         let cors_origins = state.settings.server.cors_origins.clone();
         let metrics_listener = match &state.settings.server.metrics_bind {
             Some(bind) => Some(
@@ -84,6 +79,7 @@ impl Application {
         let readiness_state = state.clone();
         let metrics_state = state.clone();
         let metrics_here = metrics_listener.is_none();
+        let mcp_sessions = Arc::new(rmcp_actix_web::transport::LocalSessionManager::default());
         let server = HttpServer::new(move || {
             App::new()
                 .into_utoipa_app()
@@ -105,6 +101,11 @@ impl Application {
                         .default_service(web::to(http::not_found))
                 })
                 .into_app()
+                .configure(|cfg| {
+                    if role.serves_api() {
+                        cfg.service(crate::mcp::scope(state.clone(), mcp_sessions.clone()));
+                    }
+                })
         })
         .workers(workers)
         .listen(listener)?
@@ -163,7 +164,38 @@ impl Application {
     }
 }
 
-async fn flush_access_periodically(access: Arc<AccessRecorder>, db: Database, every: Duration) {
+/// What the API's handlers share: the state of [`Application::build`] without a
+/// listener or a worker, for serving the same operations elsewhere (`engram mcp --stdio`).
+/// The caller keeps the access statistics flushed ([`flush_access_periodically`]).
+pub fn standalone_state(settings: Settings, db: Database) -> anyhow::Result<AppState> {
+    let jobs = Arc::new(definition::load_dir(&settings.jobs.dir)?);
+    let metrics = Metrics::new();
+    let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
+    let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
+    let access = Arc::new(AccessRecorder::default());
+    api_state(db, settings, metrics, (embedder, llm), access, jobs, Clock::system())
+}
+
+fn api_state(
+    db: Database,
+    settings: Settings,
+    metrics: Metrics,
+    (embedder, llm): (Arc<Embedder>, Option<Arc<Llm>>),
+    access: Arc<AccessRecorder>,
+    jobs: Arc<std::collections::BTreeMap<String, crate::jobs::Definition>>,
+    clock: Clock,
+) -> anyhow::Result<AppState> {
+    let mut state = AppState::new(db, settings, metrics, embedder, llm, access, jobs.clone())?;
+    state.clock = clock;
+    // Search ranks by the same decay the evict job scores with.
+    if let Some(decay) = jobs.values().find_map(|d| d.job.ranking_decay()) {
+        state.decay = decay.clone();
+    }
+    Ok(state)
+}
+
+/// Writes the buffered access statistics every `every`, for as long as the process runs.
+pub async fn flush_access_periodically(access: Arc<AccessRecorder>, db: Database, every: Duration) {
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -42,6 +42,12 @@ pub enum Command {
         #[arg(long, value_enum)]
         role: Option<Role>,
     },
+    /// Serve the MCP tools (the same as `/mcp` of the API) over stdio, for the key in ENGRAM_API_KEY.
+    Mcp {
+        /// Speak MCP on stdin and stdout (the one transport of this command; over HTTP, MCP is at `/mcp`).
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Apply database migrations.
     Migrate,
     /// Manage API keys.
@@ -151,6 +157,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     if let Command::Bench { scenarios, quick, json, clients } = &cli.command {
         return crate::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;
     }
+    if let Command::Mcp { stdio: false } = &cli.command {
+        bail!("engram mcp serves over stdio: pass --stdio (over HTTP, `engram serve` has MCP at /mcp)");
+    }
     let db = Database::open(&settings.database, &cli.home).await?;
     if (settings.database.auto_migrate || matches!(cli.command, Command::Migrate))
         && let Err(err) = db.migrate().await
@@ -160,6 +169,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let outcome = match cli.command {
         Command::Serve { .. } => serve(settings, db.clone()).await,
+        Command::Mcp { .. } => crate::mcp::serve_stdio(settings, db.clone()).await,
         Command::Migrate => {
             println!("migrations applied");
             Ok(())

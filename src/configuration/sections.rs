@@ -25,6 +25,9 @@ pub struct ServerSettings {
     /// A listener of its own for `/metrics` (e.g. loopback or the cluster network); the
     /// API port then serves no metrics. Unset: `/metrics` on `bind`.
     pub metrics_bind: Option<String>,
+    /// `Host` values `/mcp` answers to (names, or `host:port`); any other is refused, a
+    /// defence against DNS rebinding. Add the names a deployment is reached under.
+    pub mcp_hosts: Vec<String>,
 }
 
 impl Default for ServerSettings {
@@ -38,6 +41,7 @@ impl Default for ServerSettings {
             rate_limit: None,
             cors_origins: Vec::new(),
             metrics_bind: None,
+            mcp_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
         }
     }
 }

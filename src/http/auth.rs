@@ -21,7 +21,7 @@ use super::state::AppState;
 use crate::auth::{Principal, Scope};
 
 /// The path prefixes that need a key.
-const PROTECTED: &[&str] = &["/v1/", "/admin/"];
+const PROTECTED: &[&str] = &["/v1/", "/admin/", "/mcp"];
 
 /// Looks up the bearer key of a protected request and keeps its principal in the
 /// request's extensions; answers 401 itself when there is none.
@@ -39,6 +39,15 @@ pub async fn authenticate(
         .and_then(|value| value.strip_prefix("Bearer "))
         .map(|secret| secret.trim().to_owned());
     let state = req.app_data::<web::Data<AppState>>().cloned();
+    if req.path().starts_with("/mcp")
+        && let Some(origin) = req.headers().get("origin")
+        && !state
+            .as_ref()
+            .is_some_and(|s| s.settings.server.cors_origins.iter().any(|o| o.as_bytes() == origin.as_bytes()))
+    {
+        // MCP's Streamable HTTP asks servers to refuse pages of unknown origins.
+        return Ok(req.error_response(ApiError::OriginNotAllowed).map_into_right_body());
+    }
     let found = match (state, secret) {
         (Some(state), Some(secret)) => state.keys.authenticate(&state.db.pool, &secret).await.map_err(ApiError::from),
         _ => Ok(None),
@@ -104,6 +113,11 @@ pub mod need {
     }
 }
 
+/// Whether `principal` may do what `N` guards: a 403 naming the scope if not.
+pub fn check<N: Need>(principal: &Principal) -> Result<(), ApiError> {
+    if N::allows(principal) { Ok(()) } else { Err(ApiError::Forbidden(N::SCOPE)) }
+}
+
 /// The caller's principal, checked against `N`; put it first among a handler's arguments.
 pub struct Authorized<N: Need> {
     principal: Principal,
@@ -126,8 +140,7 @@ impl<N: Need> FromRequest for Authorized<N> {
         let principal = req.extensions().get::<Principal>().cloned();
         ready(match principal {
             None => Err(ApiError::Unauthorized),
-            Some(principal) if !N::allows(&principal) => Err(ApiError::Forbidden(N::SCOPE)),
-            Some(principal) => Ok(Self { principal, need: PhantomData }),
+            Some(principal) => check::<N>(&principal).map(|()| Self { principal, need: PhantomData }),
         })
     }
 }

@@ -19,6 +19,8 @@ pub enum ApiError {
     Unauthorized,
     #[error("this API key lacks the `{0}` scope")]
     Forbidden(Scope),
+    #[error("requests from this origin are not allowed: list it in server.cors_origins")]
+    OriginNotAllowed,
     #[error("the request body exceeds the limit of {0} bytes")]
     PayloadTooLarge(usize),
     #[error("the request body must be JSON: send `Content-Type: application/json`")]
@@ -43,7 +45,7 @@ impl ApiError {
         match self {
             Self::Invalid(_) => "invalid_request",
             Self::Unauthorized => "unauthorized",
-            Self::Forbidden(_) => "forbidden",
+            Self::Forbidden(_) | Self::OriginNotAllowed => "forbidden",
             Self::PayloadTooLarge(_) => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::NotFound(_) => "not_found",
@@ -56,12 +58,27 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// What the client is told: code, message and, for invalid input, the field. An
+    /// internal failure is logged here, and the client learns nothing of it.
+    pub fn body(&self) -> ErrorBody {
+        if let Self::Internal(err) = self {
+            tracing::error!(error = format!("{err:#}"), "request failed");
+        }
+        let field = match self {
+            Self::Invalid(err) => Some(err.field.clone()),
+            _ => None,
+        };
+        ErrorBody { error: ErrorDetail { code: self.code(), message: self.to_string(), field } }
+    }
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::Invalid(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::OriginNotAllowed => StatusCode::FORBIDDEN,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
@@ -73,14 +90,7 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        if let Self::Internal(err) = self {
-            tracing::error!(error = format!("{err:#}"), "request failed");
-        }
-        let field = match self {
-            Self::Invalid(err) => Some(err.field.clone()),
-            _ => None,
-        };
-        let body = ErrorBody { error: ErrorDetail { code: self.code(), message: self.to_string(), field } };
+        let body = self.body();
         let mut response = HttpResponse::build(self.status_code());
         if matches!(self, Self::Unauthorized) {
             response.insert_header(("WWW-Authenticate", "Bearer"));

@@ -71,25 +71,30 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
         let body = Body::from_request(req, payload);
         Box::pin(async move {
             let Body(bytes) = body.await?;
-            let mut deserializer = serde_json::Deserializer::from_slice(&bytes);
-            let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-                let path = err.path().to_string();
-                let inner = err.into_inner();
-                let message = inner.to_string();
-                // serde reports a missing field at its parent; name the field itself.
-                let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
-                let field = match (missing, path.as_str()) {
-                    _ if inner.is_syntax() || inner.is_eof() => "body".to_owned(),
-                    (Some(name), ".") => name.to_owned(),
-                    (Some(name), parent) => format!("{parent}.{name}"),
-                    (None, ".") => "body".to_owned(),
-                    (None, _) => path,
-                };
-                ValidationError::new(field, message)
-            })?;
-            Ok(JsonBody(value))
+            Ok(JsonBody(parse_json(&bytes)?))
         })
     }
+}
+
+/// Parses JSON into `T`; an error names its field path (`categories[2]`), or the field
+/// itself when it is missing, or `body` when the text is not JSON.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ValidationError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let message = inner.to_string();
+        // serde reports a missing field at its parent; name the field itself.
+        let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
+        let field = match (missing, path.as_str()) {
+            _ if inner.is_syntax() || inner.is_eof() => "body".to_owned(),
+            (Some(name), ".") => name.to_owned(),
+            (Some(name), parent) => format!("{parent}.{name}"),
+            (None, ".") => "body".to_owned(),
+            (None, _) => path,
+        };
+        ValidationError::new(field, message)
+    })
 }
 
 /// Query parameters by name; unknown names are rejected so typos do not pass silently.
@@ -108,6 +113,11 @@ impl Params {
             .into());
         }
         Ok(Self(map))
+    }
+
+    /// Parameters given by name rather than in a query string (an MCP tool's arguments).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, Option<String>)>) -> Self {
+        Self(pairs.into_iter().filter_map(|(name, value)| Some((name.to_owned(), value?))).collect())
     }
 
     pub fn text(&self, name: &str) -> Option<&str> {

@@ -8,6 +8,7 @@ use super::error::ApiError;
 use super::extract::JsonBody;
 use super::openapi::{Created, ErrorBody};
 use super::state::AppState;
+use crate::auth::Principal;
 use crate::feedback::{self, FeedbackError, FeedbackRequest};
 
 #[utoipa::path(
@@ -23,7 +24,12 @@ async fn post_feedback(
     principal: Authorized<need::Read>,
     body: JsonBody<FeedbackRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let (id, correction) = feedback::submit(&state.db, &principal.tenant, body.0).await.map_err(|err| match err {
+    Ok(HttpResponse::Created().json(submit(&state, &principal, body.0).await?))
+}
+
+/// Stores feedback as `POST /v1/feedback` does; a correction is counted.
+pub async fn submit(state: &AppState, principal: &Principal, request: FeedbackRequest) -> Result<Created, ApiError> {
+    let (id, correction) = feedback::submit(&state.db, &principal.tenant, request).await.map_err(|err| match err {
         FeedbackError::Invalid(err) => ApiError::Invalid(err),
         FeedbackError::NotFound(_) => ApiError::NotFound(err.to_string()),
         FeedbackError::Database(err) => err.into(),
@@ -31,7 +37,7 @@ async fn post_feedback(
     if correction {
         state.metrics.corrections.with_label_values(&["feedback"]).inc();
     }
-    Ok(HttpResponse::Created().json(Created { id }))
+    Ok(Created { id })
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

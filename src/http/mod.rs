@@ -4,15 +4,15 @@
 
 pub mod auth;
 pub mod error;
-mod events;
+pub mod events;
 pub mod extract;
-mod feedback;
+pub mod feedback;
 pub mod health;
 mod jobs;
 pub mod openapi;
-mod search;
+pub mod search;
 pub mod state;
-mod users;
+pub mod users;
 
 use std::time::Instant;
 

@@ -1,5 +1,6 @@
 //! `POST /v1/search` and `GET /v1/users/{user_id}/context`: the lookups agents make
-//! on every turn. Both count `engram_lookups_total` and time themselves.
+//! on every turn. Both count `engram_lookups_total` and time themselves; MCP's
+//! tools call the same functions.
 
 use std::time::Instant;
 
@@ -11,6 +12,7 @@ use super::error::ApiError;
 use super::extract::{JsonBody, Params};
 use super::openapi::ErrorBody;
 use super::state::AppState;
+use crate::auth::Principal;
 use crate::context::{self, ContextRequest, ContextResponse};
 use crate::domain::{SessionId, UserId, ValidationError};
 use crate::search::{SearchQuery, SearchRequest, SearchResponse};
@@ -28,13 +30,22 @@ async fn post_search(
     principal: Authorized<need::Read>,
     body: JsonBody<SearchRequest>,
 ) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(search(&state, &principal, body.0).await?))
+}
+
+/// A search as `POST /v1/search` serves it, counted and timed.
+pub async fn search(
+    state: &AppState,
+    principal: &Principal,
+    request: SearchRequest,
+) -> Result<SearchResponse, ApiError> {
     let started = Instant::now();
-    let query = SearchQuery::parse(body.0, &state.settings.search, state.embedder.dims())?;
+    let query = SearchQuery::parse(request, &state.settings.search, state.embedder.dims())?;
     let results = state.lookup().search(&principal.tenant, &query).await?;
     let hit = !results.is_empty();
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics.lookup("search", hit, elapsed);
-    Ok(HttpResponse::Ok().json(SearchResponse { results, hit, took_ms: elapsed * 1000.0 }))
+    Ok(SearchResponse { results, hit, took_ms: elapsed * 1000.0 })
 }
 
 #[utoipa::path(
@@ -53,9 +64,22 @@ async fn get_context(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    let params = Params::parse(&req, CONTEXT_PARAMS)?;
+    Ok(HttpResponse::Ok().json(context(&state, &principal, path.into_inner(), &params).await?))
+}
+
+/// The parameters of a context: `query`, `max_tokens`, `session_id`.
+pub const CONTEXT_PARAMS: &[&str] = &["query", "max_tokens", "session_id"];
+
+/// The context block as `GET /v1/users/{user_id}/context` serves it, counted and timed.
+pub async fn context(
+    state: &AppState,
+    principal: &Principal,
+    user: String,
+    params: &Params,
+) -> Result<ContextResponse, ApiError> {
     let started = Instant::now();
-    let user = UserId::parse(path.into_inner())?;
-    let params = Params::parse(&req, &["query", "max_tokens", "session_id"])?;
+    let user = UserId::parse(user)?;
     let limits = &state.settings.search;
     let max_tokens =
         params.int("max_tokens", limits.context_default_tokens as i64, 1..=limits.context_max_tokens as i64)? as usize;
@@ -67,7 +91,7 @@ async fn get_context(
     let (context, hit) = context::build(&state.db, &state.lookup(), &principal.tenant, &request).await?;
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics.lookup("context", hit, elapsed);
-    Ok(HttpResponse::Ok().json(ContextResponse { context, took_ms: elapsed * 1000.0 }))
+    Ok(ContextResponse { context, took_ms: elapsed * 1000.0 })
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

@@ -10,6 +10,7 @@ use super::error::ApiError;
 use super::extract::Params;
 use super::openapi::{Deleted, DeletionList, ErrorBody, Export, MemoryDetail, MemoryPage, SessionList, SummaryList};
 use super::state::AppState;
+use crate::auth::Principal;
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
 use crate::memories::{self, CATEGORIES, Kind, ListFilter, RestoreError, Status};
@@ -36,8 +37,21 @@ async fn list_memories(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let user = user_of(path.into_inner())?;
-    let params = Params::parse(&req, &["category", "status", "kind", "limit", "cursor"])?;
+    let params = Params::parse(&req, LIST_PARAMS)?;
+    Ok(HttpResponse::Ok().json(page(&state, &principal, path.into_inner(), &params).await?))
+}
+
+/// The parameters of a memory listing.
+pub const LIST_PARAMS: &[&str] = &["category", "status", "kind", "limit", "cursor"];
+
+/// One page of a user's memories, newest first, as `GET /v1/users/{user_id}/memories` serves it.
+pub async fn page(
+    state: &AppState,
+    principal: &Principal,
+    user: String,
+    params: &Params,
+) -> Result<MemoryPage, ApiError> {
+    let user = user_of(user)?;
     let checked = |name: &str, allowed: &[&str]| -> Result<Option<String>, ValidationError> {
         params.text(name).map(|v| memories::check_one_of(name, v, allowed).map(|()| v.to_owned())).transpose()
     };
@@ -58,7 +72,7 @@ async fn list_memories(
     let page = memories::list(&mut tx, &principal.tenant, &user, &filter).await?;
     tx.commit().await?;
     let next_cursor = (page.len() as i64 == filter.limit).then(|| page.last().map(|m| m.id.to_string())).flatten();
-    Ok(HttpResponse::Ok().json(MemoryPage { memories: page, next_cursor }))
+    Ok(MemoryPage { memories: page, next_cursor })
 }
 
 #[utoipa::path(
@@ -75,6 +89,11 @@ async fn get_memory(
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (user, id) = path.into_inner();
+    Ok(HttpResponse::Ok().json(detail(&state, &principal, user, &id).await?))
+}
+
+/// A memory with every change to it, as `GET /v1/users/{user_id}/memories/{memory_id}` serves it.
+pub async fn detail(state: &AppState, principal: &Principal, user: String, id: &str) -> Result<MemoryDetail, ApiError> {
     let user = user_of(user)?;
     let id: Uuid = id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
@@ -84,7 +103,7 @@ async fn get_memory(
     };
     let history = memories::history(&mut tx, &principal.tenant, id).await?;
     tx.commit().await?;
-    Ok(HttpResponse::Ok().json(MemoryDetail { memory, history }))
+    Ok(MemoryDetail { memory, history })
 }
 
 #[utoipa::path(
@@ -157,11 +176,16 @@ async fn delete_user(
     principal: Authorized<need::Admin>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let user = user_of(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(forget(&state, &principal, path.into_inner()).await?))
+}
+
+/// Deletes everything stored for a user, as `DELETE /admin/v1/users/{user_id}` does.
+pub async fn forget(state: &AppState, principal: &Principal, user: String) -> Result<Deleted, ApiError> {
+    let user = user_of(user)?;
     let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
     state.forget_user(&principal.tenant, &user);
     tracing::info!(tenant = %principal.tenant, "user deleted");
-    Ok(HttpResponse::Ok().json(Deleted { user_id: user.to_string(), deleted }))
+    Ok(Deleted { user_id: user.to_string(), deleted })
 }
 
 #[utoipa::path(

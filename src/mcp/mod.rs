@@ -1,0 +1,184 @@
+//! MCP (the Model Context Protocol): engram's tools for agents. Served over Streamable
+//! HTTP at `/mcp` on the API listener, behind the same keys and scopes as the HTTP API
+//! (the authentication middleware refuses a request without a valid key before any
+//! tool runs), and over stdio by `engram mcp --stdio` with the key in `ENGRAM_API_KEY`.
+//!
+//! Each tool calls the function its HTTP route calls ([`tools`]); an engram error
+//! comes back as a tool error carrying engram's error body, never as a failed session.
+//! The HTTP transport is stateless, so any API replica answers any request.
+
+pub mod tools;
+
+use std::sync::Arc;
+
+use actix_web::{HttpMessage, web};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp_actix_web::transport::{LocalSessionManager, StreamableHttpService, on_request_extensions};
+use serde_json::Value;
+
+use crate::auth::Principal;
+use crate::http::error::ApiError;
+use crate::http::state::AppState;
+
+const INSTRUCTIONS: &str = "engram is the long-term memory of your conversations with each user. Before \
+    answering, call get_context with the user's id and message; after answering, call remember with both \
+    turns. Use search_memory for a specific question about the user's past, and report_memory when the user \
+    says a memory is wrong or out of date.";
+
+/// One MCP server: the tools over the process's state, for the caller of each HTTP
+/// request, or (stdio) for the key it was started with, checked again on every call
+/// as the HTTP API checks every request: a key revoked meanwhile stops working.
+#[derive(Clone)]
+pub struct Engram {
+    state: web::Data<AppState>,
+    key: Option<String>,
+}
+
+impl Engram {
+    /// The tools for whoever each HTTP request authenticated as.
+    pub fn per_request(state: web::Data<AppState>) -> Self {
+        Self { state, key: None }
+    }
+
+    /// The tools for the holder of API key `secret`.
+    pub fn for_key(state: web::Data<AppState>, secret: String) -> Self {
+        Self { state, key: Some(secret) }
+    }
+
+    /// Who is calling: the principal the HTTP middleware found, or that of the key.
+    async fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ApiError> {
+        let Some(secret) = &self.key else {
+            return on_request_extensions(&context.extensions)
+                .and_then(|extensions| extensions.get::<Principal>())
+                .cloned()
+                .ok_or(ApiError::Unauthorized);
+        };
+        let principal =
+            self.state.keys.authenticate(&self.state.db.pool, secret).await?.ok_or(ApiError::Unauthorized)?;
+        self.state.limits.check(&principal).map_err(ApiError::RateLimited)?;
+        Ok(principal)
+    }
+}
+
+impl ServerHandler for Engram {
+    fn get_info(&self) -> ServerConfig {
+        let mut implementation = Implementation::default();
+        implementation.name = "engram".to_owned();
+        implementation.version = env!("CARGO_PKG_VERSION").to_owned();
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(implementation)
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools::describe(name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let principal = match self.caller(&context).await {
+            Ok(principal) => principal,
+            Err(err) => return Ok(failure(&err).into()),
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let span = tracing::info_span!("tool", tool = %request.name, tenant = %principal.tenant);
+        let outcome =
+            tracing::Instrument::instrument(tools::call(&self.state, &principal, &request.name, arguments), span).await;
+        match outcome {
+            None => Err(ErrorData::invalid_params(format!("no tool named `{}`", request.name), None)),
+            Some(Ok(value)) => {
+                let block =
+                    (request.name == "get_context").then(|| value["text"].as_str().map(str::to_owned)).flatten();
+                let mut result = CallToolResult::structured(value);
+                // A model reads the context block itself; the structure stays for programs.
+                if let Some(block) = block {
+                    result.content = vec![ContentBlock::text(block)];
+                }
+                Ok(result.into())
+            }
+            Some(Err(err)) => Ok(failure(&err).into()),
+        }
+    }
+}
+
+/// Serves the tools on stdin and stdout for the key in `ENGRAM_API_KEY`, until the
+/// client closes stdin; logs go to stderr.
+pub async fn serve_stdio(settings: crate::configuration::Settings, db: crate::db::Database) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use rmcp::ServiceExt;
+    let secret = std::env::var("ENGRAM_API_KEY")
+        .ok()
+        .map(|key| key.trim().to_owned())
+        .filter(|key| !key.is_empty())
+        .context("set ENGRAM_API_KEY to an engram API key (engram keys create)")?;
+    if crate::auth::authenticate(&db.pool, &secret).await?.is_none() {
+        anyhow::bail!("ENGRAM_API_KEY is not an active engram API key");
+    }
+    let flush_every = std::time::Duration::from_millis(settings.search.access_flush_ms.max(10));
+    let state = web::Data::new(crate::startup::standalone_state(settings, db.clone())?);
+    let access = state.access.clone();
+    let flusher = tokio::spawn(crate::startup::flush_access_periodically(access.clone(), db.clone(), flush_every));
+    let service =
+        Engram::for_key(state, secret).serve(rmcp::transport::stdio()).await.context("MCP handshake on stdio")?;
+    tracing::info!("engram MCP server on stdio");
+    let ended = service.waiting().await;
+    flusher.abort();
+    access.flush(&db.pool).await?;
+    ended.context("MCP session on stdio")?;
+    Ok(())
+}
+
+/// A tool error: engram's error body, `{"error": {"code", "message", "field"?}}`.
+fn failure(err: &ApiError) -> CallToolResult {
+    let body = serde_json::to_value(err.body()).unwrap_or(Value::Null);
+    CallToolResult::structured_error(body)
+}
+
+/// `/mcp`: Streamable HTTP, stateless, accepting the `Host` values of `server.mcp_hosts`
+/// (the DNS-rebinding defence) and bodies up to `server.max_body_bytes`; the `Origin`
+/// check is the authentication middleware's.
+pub fn scope(
+    state: web::Data<AppState>,
+    sessions: Arc<LocalSessionManager>,
+) -> actix_web::Scope<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let server = &state.settings.server;
+    let (hosts, max_body) = (server.mcp_hosts.clone(), server.max_body_bytes);
+    let service = StreamableHttpService::builder()
+        .service_factory(Arc::new(move || Ok(Engram::per_request(state.clone()))))
+        .session_manager(sessions)
+        .stateful_mode(false)
+        .json_response(true)
+        .allowed_hosts(hosts)
+        .max_request_body_bytes(max_body)
+        .on_request_fn(|request, extensions| {
+            if let Some(principal) = request.extensions().get::<Principal>() {
+                extensions.insert(principal.clone());
+            }
+        })
+        .build();
+    service.scope_with_path("/mcp")
+}
