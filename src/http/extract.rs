@@ -85,12 +85,13 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ValidationErro
         let inner = err.into_inner();
         let message = inner.to_string();
         // serde reports a missing field at its parent; name the field itself.
-        let missing = message.strip_prefix("missing field `").and_then(|rest| rest.split('`').next());
+        let named = |prefix: &str| message.strip_prefix(prefix).and_then(|rest| rest.split('`').next());
+        let (missing, unknown) = (named("missing field `"), named("unknown field `"));
         let field = match (missing, path.as_str()) {
             _ if inner.is_syntax() || inner.is_eof() => "body".to_owned(),
             (Some(name), ".") => name.to_owned(),
             (Some(name), parent) => format!("{parent}.{name}"),
-            (None, ".") => "body".to_owned(),
+            (None, ".") => unknown.unwrap_or("body").to_owned(),
             (None, _) => path,
         };
         ValidationError::new(field, message)

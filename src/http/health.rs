@@ -4,25 +4,25 @@ use actix_web::{HttpResponse, get, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::error::ApiError;
-use super::openapi::{ErrorBody, Status};
+use super::openapi::{ErrorBody, ServiceStatus};
 use super::state::AppState;
 
-#[utoipa::path(tag = "operations", responses((status = 200, description = "The process runs", body = Status)))]
+#[utoipa::path(tag = "operations", responses((status = 200, description = "The process runs", body = ServiceStatus)))]
 #[get("/healthz")]
 async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(Status { status: "ok" })
+    HttpResponse::Ok().json(ServiceStatus { status: "ok" })
 }
 
 /// Ready when the database answers within two seconds and the configured model
 /// endpoints answer with the configured embedding dimension.
 #[utoipa::path(tag = "operations", responses(
-    (status = 200, description = "Database and model endpoints answer", body = Status),
+    (status = 200, description = "Database and model endpoints answer", body = ServiceStatus),
     (status = 503, description = "Not ready; the message names why", body = ErrorBody)))]
 #[get("/readyz")]
 async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let problems = state.readiness_problems().await;
     if problems.is_empty() {
-        return Ok(HttpResponse::Ok().json(Status { status: "ready" }));
+        return Ok(HttpResponse::Ok().json(ServiceStatus { status: "ready" }));
     }
     Err(ApiError::NotReady(problems.join("; ")))
 }

@@ -151,8 +151,9 @@ pub struct DeletionList {
     pub deletions: Vec<crate::users::Deletion>,
 }
 
+/// What `/healthz` and `/readyz` answer when all is well.
 #[derive(Serialize, ToSchema)]
-pub struct Status {
+pub struct ServiceStatus {
     pub status: &'static str,
 }
 

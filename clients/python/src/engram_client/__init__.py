@@ -1,0 +1,64 @@
+"""The Python client of engram, long-term memory for AI agents.
+
+    from engram_client import Engram
+
+    with Engram() as engram:  # ENGRAM_API_KEY, ENGRAM_BASE_URL
+        engram.add_event("alice", "user", "We moved our database to PostgreSQL", id="turn-1")
+        print(engram.context("alice", "which database do we use?").text)
+"""
+
+from ._client import AsyncEngram, Engram
+from ._errors import (
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    AuthenticationError,
+    ConflictError,
+    EngramError,
+    InternalServerError,
+    InvalidRequestError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServiceUnavailableError,
+    UnsupportedMediaTypeError,
+)
+from ._models import (
+    ContextItem,
+    ContextResponse,
+    Created,
+    Deleted,
+    Deletion,
+    DeletionList,
+    Explanation,
+    HistoryEntry,
+    Ingested,
+    JobList,
+    JobOverview,
+    Memory,
+    MemoryDetail,
+    MemoryPage,
+    Paused,
+    PeriodSummary,
+    Queued,
+    Run,
+    SearchResponse,
+    SearchResult,
+    Session,
+    SessionList,
+    ServiceStatus,
+    SummaryList,
+)
+from ._routes import Event, ListOptions, RunOptions, SearchOptions
+
+__all__ = [
+    "Engram", "AsyncEngram",
+    "EngramError", "APIConnectionError", "APITimeoutError", "APIStatusError", "InvalidRequestError",
+    "AuthenticationError", "PermissionDeniedError", "NotFoundError", "ConflictError", "PayloadTooLargeError",
+    "UnsupportedMediaTypeError", "RateLimitError", "InternalServerError", "ServiceUnavailableError",
+    "ContextItem", "ContextResponse", "Created", "Deleted", "Deletion", "DeletionList", "Explanation",
+    "HistoryEntry", "Ingested", "JobList", "JobOverview", "Memory", "MemoryDetail", "MemoryPage", "Paused",
+    "PeriodSummary", "Queued", "Run", "SearchResponse", "SearchResult", "Session", "SessionList", "ServiceStatus",
+    "SummaryList", "Event", "ListOptions", "RunOptions", "SearchOptions",
+]

@@ -1,0 +1,224 @@
+"""What engram answers, as pydantic models named after the schemas of its `/openapi.json`
+(the test suite checks every model against the server's document). Fields the server
+adds later are kept, not rejected, so an older client keeps working."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class ServiceStatus(_Model):
+    """`ok` from `/healthz`, `ready` from `/readyz`."""
+
+    status: str
+
+
+class Ingested(_Model):
+    """What `add_events` stored: an id per event, in order."""
+
+    ids: list[str]
+    session_ids: list[str]
+    accepted: int
+    duplicates: int
+
+
+class Explanation(_Model):
+    """The parts of a result's score: relevance × tier × time."""
+
+    similarity: float
+    keyword: float
+    relevance: float
+    decay: Optional[float] = None
+    tier: float
+    time: float
+    #: How the parts combine.
+    formula: str
+    #: The time phrase window of the query, when it has one: [from, to).
+    window: Optional[list[datetime]] = None
+
+
+class SearchResult(_Model):
+    id: str
+    kind: str
+    category: Optional[str] = None
+    key: Optional[str] = None
+    content: str
+    score: float
+    similarity: float
+    updated_at: datetime
+    source_event_ids: list[str]
+    created_at: Optional[datetime] = None
+    role: Optional[str] = None
+    session_id: Optional[str] = None
+    explanation: Optional[Explanation] = None
+
+
+class SearchResponse(_Model):
+    results: list[SearchResult]
+    hit: bool
+    took_ms: float
+
+
+class ContextItem(_Model):
+    id: str
+    kind: str
+    section: str
+    tokens: int
+
+
+class ContextResponse(_Model):
+    """A prompt-ready block (`text`) and what went into it."""
+
+    text: str
+    tokens: int
+    max_tokens: int
+    items: list[ContextItem]
+    took_ms: float
+
+
+class Memory(_Model):
+    id: str
+    user_id: str
+    kind: str
+    category: str
+    key: Optional[str] = None
+    content: str
+    importance: float
+    confidence: float
+    status: str
+    pinned: bool
+    source_event_ids: list[str]
+    source_quote: Optional[str] = None
+    derived_from: list[str]
+    access_count: int
+    last_accessed_at: Optional[datetime] = None
+    valid_from: datetime
+    valid_to: Optional[datetime] = None
+    superseded_by: Optional[str] = None
+    embedding_model: Optional[str] = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class HistoryEntry(_Model):
+    id: str
+    action: str
+    before: Optional[dict[str, Any]] = None
+    after: Optional[dict[str, Any]] = None
+    reason: Optional[str] = None
+    job_run_id: Optional[str] = None
+    actor: Optional[str] = None
+    created_at: datetime
+
+
+class MemoryPage(_Model):
+    memories: list[Memory]
+    next_cursor: Optional[str] = None
+
+
+class MemoryDetail(_Model):
+    memory: Memory
+    history: list[HistoryEntry]
+
+
+class Created(_Model):
+    id: str
+
+
+class Session(_Model):
+    session_id: str
+    started_at: datetime
+    last_event_at: datetime
+    event_count: int
+    ended_at: Optional[datetime] = None
+    summary: Optional[str] = None
+    summary_event_ids: list[str]
+    summarized_at: Optional[datetime] = None
+    archived_at: Optional[datetime] = None
+
+
+class SessionList(_Model):
+    sessions: list[Session]
+
+
+class PeriodSummary(_Model):
+    id: str
+    period: str
+    period_start: date
+    period_end: date
+    summary: str
+    session_ids: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class SummaryList(_Model):
+    summaries: list[PeriodSummary]
+
+
+class Deleted(_Model):
+    user_id: str
+    deleted: dict[str, int]
+
+
+class Deletion(_Model):
+    at: datetime
+    actor: str
+    deleted: dict[str, int]
+
+
+class DeletionList(_Model):
+    deletions: list[Deletion]
+
+
+class Run(_Model):
+    id: str
+    job: str
+    tenant_id: Optional[str] = None
+    user_id: Optional[str] = None
+    trigger: str
+    status: str
+    dry_run: bool
+    counts: dict[str, Any]
+    error: Optional[str] = None
+    stop_reason: Optional[str] = None
+    worker_id: Optional[str] = None
+    tick_at: Optional[datetime] = None
+    as_of: Optional[datetime] = None
+    created_at: datetime
+    started_at: Optional[datetime] = None
+    finished_at: Optional[datetime] = None
+    heartbeat_at: Optional[datetime] = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("succeeded", "failed", "cancelled", "abandoned")
+
+
+class JobOverview(_Model):
+    name: str
+    schedule: str
+    enabled: bool
+    paused: bool
+    next_run_at: Optional[datetime] = None
+    last_run: Optional[Run] = None
+
+
+class JobList(_Model):
+    jobs: list[JobOverview]
+
+
+class Queued(_Model):
+    run_id: str
+
+
+class Paused(_Model):
+    job: str
+    paused: bool

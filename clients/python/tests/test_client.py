@@ -1,0 +1,128 @@
+"""The client against a real engram: every method, and what comes back."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from engram_client import (
+    AsyncEngram,
+    ConflictError,
+    Engram,
+    EngramError,
+    Memory,
+    NotFoundError,
+)
+from helpers import run_job
+
+
+@pytest.fixture
+def engram(server) -> Engram:
+    with Engram(api_key=server.keys["admin"], base_url=server.url) as client:
+        yield client
+
+
+def remember_facts(engram: Engram, user: str, sentences: list[str]) -> None:
+    engram.add_events([{"user_id": user, "role": "user", "content": s, "id": f"{user}-{i}"} for i, s in enumerate(sentences)])
+    run_job(engram, "extract_facts", user)
+
+
+def test_events_are_found_at_once_and_stored_once_per_id(engram: Engram, user: str) -> None:
+    first = engram.add_event(user, "user", "We moved our database to PostgreSQL", id="turn-1", session_id="s1")
+    again = engram.add_event(user, "user", "We moved our database to PostgreSQL", id="turn-1", session_id="s1")
+    assert (first.accepted, first.duplicates) == (1, 0)
+    assert (again.accepted, again.duplicates) == (0, 1)
+    assert again.ids == first.ids
+
+    found = engram.search(user, "which database do we use?", kinds=["event"])
+    assert found.hit and found.results[0].id == first.ids[0]
+    assert found.results[0].session_id == "s1" and found.results[0].role == "user"
+    explained = engram.search(user, "database", kinds=["event"], explain=True)
+    assert explained.results[0].explanation is not None and explained.results[0].explanation.relevance > 0
+
+    context = engram.context(user, "which database do we use?", max_tokens=200)
+    assert "PostgreSQL" in context.text and context.tokens <= 200 == context.max_tokens
+    assert [s.session_id for s in engram.sessions(user).sessions] == ["s1"]
+    assert engram.summaries(user).summaries == []
+
+
+def test_memories_are_listed_page_by_page_with_their_history(engram: Engram, user: str) -> None:
+    remember_facts(engram, user, ["I live in Lisbon.", "My favourite editor is Helix.", "I am allergic to peanuts."])
+    everything = list(engram.list_memories(user))
+    paged = list(engram.list_memories(user, limit=1))
+    assert len(everything) >= 3 and all(isinstance(m, Memory) for m in everything)
+    assert [m.id for m in paged] == [m.id for m in everything], "pages of one cover the same memories, in order"
+    assert engram.memories_page(user, limit=1).next_cursor == everything[0].id
+
+    lisbon = next(m for m in everything if "Lisbon" in m.content)
+    detail = engram.get_memory(user, lisbon.id)
+    assert detail.memory.id == lisbon.id and detail.history[0].action == "created"
+
+    found = engram.search(user, "where does the user live?")
+    assert found.results and found.results[0].id == lisbon.id
+
+    assert engram.feedback(user, lisbon.id, "helpful").id
+    with pytest.raises(ConflictError) as conflict:
+        engram.restore_memory(user, lisbon.id)
+    assert conflict.value.status == 409 and conflict.value.request_id
+
+    exported = engram.export_user(user)
+    assert exported["user_id"] == user and len(exported["memories"]) == len(everything)
+
+
+def test_forgetting_a_user_removes_everything_and_is_logged(engram: Engram, user: str) -> None:
+    engram.add_event(user, "user", "My sister is called Ana.", id="forget-1")
+    deleted = engram.forget_user(user)
+    assert deleted.user_id == user and deleted.deleted["events"] == 1
+    assert engram.search(user, "sister", kinds=["event"]).results == []
+    log = engram.deletions(user).deletions
+    assert len(log) == 1 and log[0].deleted["events"] == 1
+    assert engram.forget_user(user).deleted["events"] == 0, "forgetting again changes nothing"
+
+
+def test_jobs_are_listed_run_paused_and_resumed(engram: Engram, user: str) -> None:
+    names = {job.name for job in engram.jobs()}
+    assert {"extract_facts", "dedup", "evict", "embed_events"} <= names
+    engram.add_event(user, "user", "I drive a blue Volvo.", id="job-1")
+    run = run_job(engram, "extract_facts", user)
+    assert run.job == "extract_facts" and run.user_id == user and run.finished
+    assert engram.job_run(run.id).counts == run.counts
+    assert engram.pause_job("dedup").paused is True
+    assert next(j for j in engram.jobs() if j.name == "dedup").paused
+    assert engram.resume_job("dedup").paused is False
+    with pytest.raises(NotFoundError):
+        engram.run_job("no_such_job")
+    with pytest.raises(NotFoundError):
+        engram.job_run(str(uuid.uuid4()))
+
+
+def test_health_and_readiness(engram: Engram) -> None:
+    assert engram.health().status == "ok"
+    assert engram.readiness().status == "ready"
+
+
+def test_settings_come_from_the_environment(server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENGRAM_API_KEY", server.keys["reader"])
+    monkeypatch.setenv("ENGRAM_BASE_URL", server.url)
+    with Engram() as engram:
+        assert engram.search("nobody", "anything").results == []
+    monkeypatch.delenv("ENGRAM_API_KEY")
+    with pytest.raises(EngramError, match="ENGRAM_API_KEY"):
+        Engram(base_url=server.url)
+
+
+async def test_the_async_client_does_the_same(server, user: str) -> None:
+    async with AsyncEngram(api_key=server.keys["admin"], base_url=server.url) as engram:
+        stored = await engram.add_event(user, "user", "Our staging cluster runs on Hetzner.", id="async-1")
+        found = await engram.search(user, "staging cluster", kinds=["event"])
+        assert found.results[0].id == stored.ids[0]
+        context = await engram.context(user, "staging")
+        assert "Hetzner" in context.text
+        run = await engram.run_job("extract_facts", user_id=user)
+        assert (await engram.wait_for_run(run.run_id)).status == "succeeded"
+        memories = [m async for m in engram.list_memories(user, limit=1)]
+        assert memories and (await engram.get_memory(user, memories[0].id)).memory.id == memories[0].id
+        assert (await engram.health()).status == "ok"
+        with pytest.raises(NotFoundError):
+            await engram.get_memory(user, str(uuid.uuid4()))
