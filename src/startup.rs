@@ -167,8 +167,17 @@ impl Application {
 /// What the API's handlers share: the state of [`Application::build`] without a
 /// listener or a worker, for serving the same operations elsewhere (`engram mcp --stdio`).
 /// The caller keeps the access statistics flushed ([`flush_access_periodically`]).
+/// It runs no jobs: without a `jobs.dir` (started from another folder), lookups rank by
+/// the default decay.
 pub fn standalone_state(settings: Settings, db: Database) -> anyhow::Result<AppState> {
-    let jobs = Arc::new(definition::load_dir(&settings.jobs.dir)?);
+    let jobs = match settings.jobs.dir.is_dir() {
+        true => definition::load_dir(&settings.jobs.dir)?,
+        false => {
+            tracing::warn!(dir = %settings.jobs.dir.display(), "no jobs.dir here: lookups rank by the default decay");
+            Default::default()
+        }
+    };
+    let jobs = Arc::new(jobs);
     let metrics = Metrics::new();
     let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
     let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);

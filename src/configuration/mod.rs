@@ -57,7 +57,8 @@ impl Settings {
                 .source(Some(sectioned_env(env)))
                 .try_parsing(true)
                 .list_separator(",")
-                .with_list_parse_key("server.cors_origins"),
+                .with_list_parse_key("server.cors_origins")
+                .with_list_parse_key("server.mcp_hosts"),
         );
         let settings: Settings =
             builder.build().and_then(|c| c.try_deserialize()).map_err(|err| ConfigError::Invalid(err.to_string()))?;
@@ -81,6 +82,9 @@ impl Settings {
                     &format!("`{origin}` is not an origin like https://app.example.com"),
                 );
             }
+        }
+        if self.server.mcp_hosts.iter().all(|host| host.trim().is_empty()) {
+            return invalid("server.mcp_hosts", "must name at least one host; an empty list would accept any Host");
         }
         let buffers = &self.database.embedded_shared_buffers;
         let digits = buffers.trim_end_matches(|c: char| c.is_ascii_alphabetic());

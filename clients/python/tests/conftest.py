@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _binary() -> Path:
-    return Path(os.environ.get("ENGRAM_BIN", ROOT / "target" / "debug" / "engram"))
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    return Path(os.environ.get("ENGRAM_BIN", target / "debug" / "engram"))
 
 
 def _free_port() -> int:
