@@ -19,6 +19,17 @@ use crate::db::Database;
 use crate::domain::TenantId;
 use crate::models::Embedder;
 
+/// Raw turns' vectors, for `reembed`.
+pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::VectorColumn {
+    name: "events",
+    table: "events",
+    key: "id",
+    key_type: "uuid",
+    text: "content",
+    storage: "halfvec",
+    filter: "true",
+};
+
 /// Ids waiting for the background task, at most; more are left to the job.
 const QUEUE: usize = 10_000;
 /// Events embedded in one model call and one statement.

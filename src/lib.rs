@@ -25,6 +25,7 @@ pub mod models;
 pub mod search;
 pub mod sessions;
 pub mod startup;
+pub mod stored_vectors;
 pub mod telemetry;
 pub mod text;
 pub mod user_indexes;

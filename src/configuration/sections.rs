@@ -241,10 +241,24 @@ pub enum EmbeddingProvider {
     Openai,
 }
 
+/// The built-in embedding models (`embeddings.local_model`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalModelChoice {
+    /// all-MiniLM-L6-v2: English, 384 dimensions.
+    #[default]
+    Minilm,
+    /// The Universal Sentence Encoder multilingual v3: 16 languages (Chinese among them),
+    /// across languages, 512 dimensions.
+    UseMultilingual,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbeddingSettings {
     pub provider: EmbeddingProvider,
+    /// Which built-in model `local` runs.
+    pub local_model: LocalModelChoice,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key: Option<String>,
@@ -268,6 +282,7 @@ impl Default for EmbeddingSettings {
     fn default() -> Self {
         Self {
             provider: EmbeddingProvider::Local,
+            local_model: LocalModelChoice::default(),
             base_url: None,
             model: None,
             api_key: None,

@@ -57,6 +57,7 @@ impl Job for EmbedParams {
         pool: &'a PgPool,
         scope: &'a Scope,
         _now: DateTime<Utc>,
+        _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         let (tenant, user) = scope.columns();
         Box::pin(event_vectors::waiting_users(pool, tenant, user))

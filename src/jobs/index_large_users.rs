@@ -195,6 +195,7 @@ impl Job for IndexParams {
         pool: &'a PgPool,
         scope: &'a Scope,
         _now: DateTime<Utc>,
+        _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         Box::pin(candidates(pool, self, scope))
     }

@@ -61,12 +61,14 @@ pub trait Job: std::fmt::Debug + Send + Sync {
         Ok(())
     }
 
-    /// The users this job may have work for, within `scope`.
+    /// The users this job may have work for, within `scope` (`models`: for work that
+    /// depends on the configured models, such as vectors of another model).
     fn candidates<'a>(
         &'a self,
         pool: &'a PgPool,
         scope: &'a Scope,
         now: DateTime<Utc>,
+        models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>>;
 
     fn mode(&self) -> UnitMode {

@@ -33,6 +33,7 @@ pub mod index_large_users;
 pub mod job;
 mod llm_usage;
 mod purge;
+mod reembed;
 mod reflect;
 mod registry;
 mod runner;

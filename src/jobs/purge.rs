@@ -143,6 +143,7 @@ impl Job for PurgeParams {
         pool: &'a PgPool,
         scope: &'a Scope,
         now: DateTime<Utc>,
+        _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         Box::pin(candidates(pool, self, scope, now))
     }

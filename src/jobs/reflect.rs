@@ -244,6 +244,7 @@ impl Job for ReflectParams {
         pool: &'a PgPool,
         scope: &'a Scope,
         _now: DateTime<Utc>,
+        _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         Box::pin(candidates(pool, self, scope))
     }

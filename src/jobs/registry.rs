@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::job::Job;
 use super::{
-    dedup, embed_events, evict, extract_facts, index_large_users, purge, reflect, summarize_periods, summarize_sessions,
+    dedup, embed_events, evict, extract_facts, index_large_users, purge, reembed, reflect, summarize_periods,
+    summarize_sessions,
 };
 
 /// Parses a job's `[params]` into the job.
@@ -19,6 +20,7 @@ pub(crate) const REGISTRY: &[(&str, ParseParams)] = &[
     ("extract_facts", params::<extract_facts::ExtractParams>),
     ("dedup", params::<dedup::DedupParams>),
     ("embed_events", params::<embed_events::EmbedParams>),
+    ("reembed", params::<reembed::ReembedParams>),
     ("evict", params::<evict::EvictParams>),
     ("reflect", params::<reflect::ReflectParams>),
     ("purge", params::<purge::PurgeParams>),

@@ -165,7 +165,7 @@ impl Executor {
             tx.commit().await?
         }
 
-        let candidates = definition.job.candidates(&self.pool, &run.scope(), now).await?;
+        let candidates = definition.job.candidates(&self.pool, &run.scope(), now, &self.models).await?;
         let (units, deferred) = checkpoints::pending(&self.pool, &run.job, &candidates, pass).await?;
         counts.add("deferred", deferred);
         let mut stop_reason = None;

@@ -18,6 +18,17 @@ use super::{Counts, Models, Scope};
 use crate::models::TokenBudget;
 use crate::text::redact;
 
+/// Period summaries' vectors, for `reembed`.
+pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::VectorColumn {
+    name: "period_summaries",
+    table: "period_summaries",
+    key: "id",
+    key_type: "uuid",
+    text: "summary",
+    storage: "vector",
+    filter: "true",
+};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Period {
@@ -191,6 +202,7 @@ impl Job for PeriodParams {
         pool: &'a PgPool,
         scope: &'a Scope,
         now: DateTime<Utc>,
+        _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         Box::pin(candidates(pool, self, scope, now))
     }

@@ -19,6 +19,17 @@ use crate::domain::Role;
 use crate::models::{Embedding, Prompt, TokenBudget};
 use crate::text::{estimate_tokens, is_small_talk, redact, sentences, word_count};
 
+/// Session summaries' vectors, for `reembed`.
+pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::VectorColumn {
+    name: "session_summaries",
+    table: "sessions",
+    key: "session_id",
+    key_type: "text",
+    text: "summary",
+    storage: "vector",
+    filter: "summary IS NOT NULL",
+};
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SummarizeParams {
@@ -240,6 +251,7 @@ impl Job for SummarizeParams {
         pool: &'a PgPool,
         scope: &'a Scope,
         now: DateTime<Utc>,
+        _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         Box::pin(candidates(pool, self, scope, now))
     }

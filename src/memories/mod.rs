@@ -19,6 +19,17 @@ pub use crate::domain::Kind;
 use crate::domain::{TenantId, UserId, ValidationError};
 use crate::models::Embedding;
 
+/// Memories' vectors, for `reembed`.
+pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::VectorColumn {
+    name: "memories",
+    table: "memories",
+    key: "id",
+    key_type: "uuid",
+    text: "content",
+    storage: "vector",
+    filter: "status <> 'deleted'",
+};
+
 /// Categories a memory can have; anything else is a client error.
 pub const CATEGORIES: &[&str] = &[
     "identity",

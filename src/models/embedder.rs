@@ -9,7 +9,7 @@ use async_openai::config::OpenAIConfig;
 use async_openai::types::embeddings::CreateEmbeddingRequestArgs;
 
 use super::cache::EmbeddingCache;
-use super::local::{self, LocalModel};
+use super::local::LocalModel;
 use super::{Embedding, ModelError, openai};
 use crate::configuration::{EmbeddingProvider, EmbeddingSettings};
 use crate::metrics::Metrics;
@@ -37,8 +37,9 @@ impl Embedder {
                 let dir = models_dir(settings, home);
                 let threads =
                     settings.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-                let model = LocalModel::shared(&dir, settings.local_sessions, threads)?;
-                (Backend::Local(model), local::MODEL_NAME.to_owned(), local::DIMS)
+                let choice = settings.local_model;
+                let model = LocalModel::shared(choice, &dir, settings.local_sessions, threads)?;
+                (Backend::Local(model), choice.model_name().to_owned(), choice.dims())
             }
             EmbeddingProvider::Openai => {
                 let model = settings.model.clone().ok_or_else(|| {

@@ -25,5 +25,6 @@ mod openapi;
 mod operations;
 mod processes;
 mod read_api;
+mod reembed;
 mod search;
 mod user_indexes;

@@ -227,6 +227,7 @@ impl Job for ExtractParams {
         pool: &'a PgPool,
         scope: &'a Scope,
         _now: DateTime<Utc>,
+        _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         Box::pin(candidates(pool, scope))
     }

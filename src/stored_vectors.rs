@@ -1,0 +1,125 @@
+//! The vectors engram keeps, for moving them to another model (the `reembed` job): which
+//! table, which row key, the text each vector was made from. Each table's owner declares
+//! its [`VectorColumn`] beside the code that writes the rows (`memories::VECTORS`,
+//! `event_vectors::VECTORS`, and the summary jobs' `VECTORS`);
+//! the statements here change only the vector columns, and only of rows made by
+//! another model, so a row re-embedded meanwhile (or deleted) is left as it is. The SQL
+//! is put together only from these constants; every value is a bind parameter.
+
+use sqlx::{PgConnection, PgPool};
+
+use crate::domain::TenantId;
+use crate::models::Embedding;
+
+/// A table's vector: `embedding`, `embedding_model`, `embedding_dims` beside its text.
+pub struct VectorColumn {
+    /// The name counts and progress use (`memories`, `events`, …).
+    pub name: &'static str,
+    pub table: &'static str,
+    /// The row's key within a user, and its SQL type (`uuid` or `text`).
+    pub key: &'static str,
+    pub key_type: &'static str,
+    /// The column the vector is made from.
+    pub text: &'static str,
+    /// `vector`, or `halfvec` for raw turns.
+    pub storage: &'static str,
+    /// Which rows carry a vector at all.
+    pub filter: &'static str,
+}
+
+impl VectorColumn {
+    /// Up to `limit` of the user's rows whose vector is not `model`'s: key and text.
+    pub async fn stale(
+        &self,
+        conn: &mut PgConnection,
+        tenant: &TenantId,
+        user: &str,
+        model: &str,
+        limit: i64,
+    ) -> sqlx::Result<Vec<(String, String)>> {
+        let sql = format!(
+            "SELECT {key}::text, {text} FROM {table}
+              WHERE tenant_id = $1 AND user_id = $2 AND {filter} AND embedding_model IS DISTINCT FROM $3
+              ORDER BY {key} LIMIT $4",
+            key = self.key,
+            text = self.text,
+            table = self.table,
+            filter = self.filter
+        );
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(tenant.as_str())
+            .bind(user)
+            .bind(model)
+            .bind(limit)
+            .fetch_all(conn)
+            .await
+    }
+
+    /// Writes `model`'s vectors for the rows `keys`; returns how many rows took one.
+    pub async fn replace(
+        &self,
+        conn: &mut PgConnection,
+        tenant: &TenantId,
+        user: &str,
+        keys: &[String],
+        vectors: &[Embedding],
+        model: &str,
+    ) -> sqlx::Result<u64> {
+        let sql = format!(
+            "UPDATE {table} t SET embedding = v.embedding::{storage}, embedding_model = $5, embedding_dims = $6
+               FROM unnest($3::text[], $4::vector[]) AS v(key, embedding)
+              WHERE t.tenant_id = $1 AND t.user_id = $2 AND t.{key} = v.key::{key_type}
+                AND t.embedding_model IS DISTINCT FROM $5",
+            table = self.table,
+            storage = self.storage,
+            key = self.key,
+            key_type = self.key_type
+        );
+        let dims = vectors.first().map_or(0, |v| v.dims() as i32);
+        let vectors: Vec<pgvector::Vector> = vectors.iter().map(Embedding::to_pgvector).collect();
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant.as_str())
+            .bind(user)
+            .bind(keys)
+            .bind(&vectors)
+            .bind(model)
+            .bind(dims)
+            .execute(conn)
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// How many rows of the scope hold another model's vector (or none yet).
+    pub async fn count_stale(
+        &self,
+        pool: &PgPool,
+        tenant: Option<&str>,
+        user: Option<&str>,
+        model: &str,
+    ) -> sqlx::Result<i64> {
+        let sql = format!(
+            "SELECT count(*) FROM {table} WHERE {filter} AND embedding_model IS DISTINCT FROM $3
+                AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+            table = self.table,
+            filter = self.filter
+        );
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(user).bind(model).fetch_one(pool).await
+    }
+
+    /// The users of the scope with rows whose vector is not `model`'s.
+    pub async fn users(
+        &self,
+        pool: &PgPool,
+        tenant: Option<&str>,
+        user: Option<&str>,
+        model: &str,
+    ) -> sqlx::Result<Vec<(String, String)>> {
+        let sql = format!(
+            "SELECT DISTINCT tenant_id, user_id FROM {table} WHERE {filter} AND embedding_model IS DISTINCT FROM $3
+                AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+            table = self.table,
+            filter = self.filter
+        );
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(user).bind(model).fetch_all(pool).await
+    }
+}
