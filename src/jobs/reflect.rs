@@ -189,6 +189,7 @@ async fn with_llm(
             kind: memories::Kind::Insight,
             category: category.to_owned(),
             key: None,
+            value: None,
             content: insight.content.trim().to_owned(),
             importance: insight.importance.clamp(0.0, 1.0),
             source_event_ids: vec![],

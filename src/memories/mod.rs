@@ -19,13 +19,26 @@ pub use crate::domain::Kind;
 use crate::domain::{TenantId, UserId, ValidationError};
 use crate::models::Embedding;
 
+/// What a memory's vector is made from: the user's words and, for a keyed fact, its
+/// canonical statement (`database: postgresql`), so that a question about the key
+/// finds a fact whose sentence never names it. [`MATCH_TEXT_SQL`] says the same in SQL.
+pub fn match_text(content: &str, key: Option<&str>, value: Option<&str>) -> String {
+    match (key, value) {
+        (Some(key), Some(value)) => format!("{content}\n{}: {value}", key.replace('_', " ")),
+        _ => content.to_owned(),
+    }
+}
+
+/// [`match_text`] of a `memories` row, in SQL.
+pub const MATCH_TEXT_SQL: &str = "content || coalesce(E'\\n' || replace(key, '_', ' ') || ': ' || value, '')";
+
 /// Memories' vectors, for `reembed`.
 pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::VectorColumn {
     name: "memories",
     table: "memories",
     key: "id",
     key_type: "uuid",
-    text: "content",
+    text: MATCH_TEXT_SQL,
     storage: "vector",
     filter: "status <> 'deleted'",
 };
@@ -117,6 +130,8 @@ pub struct Memory {
     pub kind: Kind,
     pub category: String,
     pub key: Option<String>,
+    /// A keyed fact's normalised value (`postgresql` for the key `database`).
+    pub value: Option<String>,
     pub content: String,
     pub importance: f32,
     pub confidence: f32,
@@ -136,7 +151,7 @@ pub struct Memory {
 }
 
 /// A memory row with its access statistics (kept in `memory_access`).
-pub const MEMORY_SELECT: &str = "SELECT m.id, m.user_id, m.kind, m.category, m.key, m.content, m.importance, m.confidence, \
+pub const MEMORY_SELECT: &str = "SELECT m.id, m.user_id, m.kind, m.category, m.key, m.value, m.content, m.importance, m.confidence, \
      m.status, m.pinned, m.source_event_ids, m.source_quote, m.derived_from, coalesce(a.access_count, 0) AS access_count, \
      a.last_accessed_at, m.valid_from, m.valid_to, m.superseded_by, m.embedding_model, m.created_at, m.updated_at \
      FROM memories m LEFT JOIN memory_access a ON a.tenant_id = m.tenant_id AND a.memory_id = m.id";
@@ -160,6 +175,7 @@ pub struct NewMemory {
     pub kind: Kind,
     pub category: String,
     pub key: Option<String>,
+    pub value: Option<String>,
     pub content: String,
     pub importance: f32,
     pub source_event_ids: Vec<Uuid>,
@@ -182,8 +198,8 @@ pub async fn insert(
     sqlx::query(
         "INSERT INTO memories (tenant_id, id, user_id, kind, category, key, content, embedding, embedding_model,
                                embedding_dims, importance, source_event_ids, source_quote, derived_from,
-                               valid_from, pinned, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $15)",
+                               valid_from, pinned, created_at, updated_at, value)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $15, $17)",
     )
     .bind(tenant.as_str())
     .bind(id)
@@ -201,9 +217,10 @@ pub async fn insert(
     .bind(&memory.derived_from)
     .bind(memory.valid_from)
     .bind(memory.pinned)
+    .bind(&memory.value)
     .execute(&mut *conn)
     .await?;
-    let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key,
+    let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key, "value": memory.value,
                        "content": memory.content, "importance": memory.importance});
     lifecycle::record(conn, tenant, &memory.user_id, id, Action::Created, None, Some(after), change).await?;
     Ok(id)

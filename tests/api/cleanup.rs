@@ -24,6 +24,7 @@ async fn fact(app: &TestApp, user: &str, key: Option<&str>, content: &str, impor
         kind: engram::memories::Kind::Fact,
         category: if key.is_some() { "technical".into() } else { "statement".into() },
         key: key.map(str::to_owned),
+        value: None,
         content: content.into(),
         importance,
         source_event_ids: vec![Uuid::now_v7()],

@@ -132,6 +132,7 @@ impl TestApp {
             kind: engram::memories::Kind::Fact,
             category: category.into(),
             key: None,
+            value: None,
             content: content.into(),
             importance: 0.6,
             source_event_ids: vec![uuid::Uuid::now_v7()],

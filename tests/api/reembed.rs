@@ -79,6 +79,20 @@ async fn reembed_moves_every_vector_to_the_new_model_while_lookups_answer() {
         assert_eq!(models_in(&app.db, table).await, [multilingual_model.clone()], "{table}");
     }
 
+    // A keyed fact's vector is made from its words and its canonical statement, the
+    // same text whether written by extract_facts (in Rust) or by reembed (in SQL).
+    let (content, key, value, stored): (String, Option<String>, Option<String>, pgvector::Vector) = sqlx::query_as(
+        "SELECT content, key, value, embedding FROM memories WHERE key = 'database' AND value = 'postgresql'",
+    )
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap();
+    let text = engram::memories::match_text(&content, key.as_deref(), value.as_deref());
+    assert!(text.ends_with("\ndatabase: postgresql"), "{text}");
+    let expected = new.models.embedder.embed_one(&text).await.unwrap().to_pgvector().to_vec();
+    let cosine: f32 = stored.to_vec().iter().zip(&expected).map(|(a, b)| a * b).sum();
+    assert!(cosine > 0.999, "the vector reembed wrote is the one of match_text: {cosine}");
+
     // Found by meaning now, in another language too.
     let found = search("我们用什么数据库？").await;
     assert!(found["results"][0]["content"].as_str().unwrap().contains("PostgreSQL"), "{found}");

@@ -26,7 +26,8 @@ pub(super) async fn store(
     resolves: Option<Uuid>,
     corrections: &[Correction],
 ) -> anyhow::Result<&'static str> {
-    let embedding = embedder.embed_one(&found.content).await?;
+    let text = memories::match_text(&found.content, found.key.as_deref(), found.value.as_deref());
+    let embedding = embedder.embed_one(&text).await?;
     let mut supersedes: Vec<(Uuid, &str)> =
         resolves.map(|id| (id, "the LLM resolved the new statement as an update")).into_iter().collect();
     if let (Some(key), Some(value)) = (&found.key, &found.value) {
@@ -84,6 +85,7 @@ pub(super) async fn store(
         kind: memories::Kind::Fact,
         category: found.category.to_owned(),
         key: found.key.clone(),
+        value: found.value.clone(),
         content: found.content.clone(),
         importance: found.importance,
         source_event_ids: vec![event.id],

@@ -89,6 +89,8 @@ class Memory(_Model):
     kind: str
     category: str
     key: Optional[str] = None
+    #: A keyed fact's normalised value (`postgresql` for the key `database`).
+    value: Optional[str] = None
     content: str
     importance: float
     confidence: float
