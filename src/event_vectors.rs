@@ -25,7 +25,7 @@ pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::
     table: "events",
     key: "id",
     key_type: "uuid",
-    text: "content",
+    text: || "content",
     storage: "halfvec",
     filter: "true",
 };

@@ -19,8 +19,8 @@ pub struct VectorColumn {
     /// The row's key within a user, and its SQL type (`uuid` or `text`).
     pub key: &'static str,
     pub key_type: &'static str,
-    /// The column the vector is made from.
-    pub text: &'static str,
+    /// The SQL expression of the text the vector is made from.
+    pub text: fn() -> &'static str,
     /// `vector`, or `halfvec` for raw turns.
     pub storage: &'static str,
     /// Which rows carry a vector at all.
@@ -42,7 +42,7 @@ impl VectorColumn {
               WHERE tenant_id = $1 AND user_id = $2 AND {filter} AND embedding_model IS DISTINCT FROM $3
               ORDER BY {key} LIMIT $4",
             key = self.key,
-            text = self.text,
+            text = (self.text)(),
             table = self.table,
             filter = self.filter
         );

@@ -49,6 +49,15 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"(?i)\b(?:my name is|call me|i am called|i'm called)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)",
         ),
         rule("identity", Some("name"), 0.9, r"(?:我叫|我的名字是|我的名字叫)\s*([\p{Han}A-Za-z]{1,12})"),
+        // "I'm Daniel Okafor, …": two capitalised words right after "I'm" are a name.
+        rule("identity", Some("name"), 0.9, r"^(?:hi,? |hello,? )?(?i:i'm|i am)\s+(\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+)\b"),
+        rule(
+            "identity",
+            Some("employer"),
+            0.8,
+            r"\b(?i:i (?:work|am working) (?:at|for))\s+(\p{Lu}[\p{L}&.-]+(?:\s+\p{Lu}[\p{L}&.-]+){0,3})",
+        ),
+        rule("identity", Some("employer"), 0.8, r"我在(\p{Han}{2,12}?)(?:工作|上班|任职)"),
         rule(
             "personal",
             Some("location"),
@@ -60,9 +69,22 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             "identity",
             Some("role"),
             0.7,
-            r"(?i)\bi(?:'m| am) (?:a|an|the) ((?:senior |junior |lead |staff |principal )?[\p{L} ]{0,20}?(?:engineer|developer|designer|manager|scientist|researcher|teacher|student|founder|analyst|architect|consultant|cto|ceo))\b",
+            r"(?i)\bi(?:'m| am) (?:a|an|the) ((?:senior |junior |lead |staff |principal )?[\p{L} ]{0,20}?(?:engineer|developer|designer|manager|scientist|researcher|teacher|student|founder|analyst|architect|consultant|cto|ceo|nurse|doctor|lawyer|accountant|chef|writer|pharmacist|dentist|physician|therapist))\b",
         ),
         rule("identity", Some("role"), 0.7, r"(?i)\bi work as (?:a|an) ([\p{L} ]{3,40})"),
+        // "…, a nurse at a clinic in Leeds": a role named right after the speaker's name.
+        rule(
+            "identity",
+            Some("role"),
+            0.7,
+            r"^(?:hi,? |hello,? )?(?i:i'm|i am)\s+\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?,\s+(?:a|an)\s+([\p{L} ]{3,30}?)(?:\s+(?:at|in|for|from)\b|[,.!]|$)",
+        ),
+        rule(
+            "personal",
+            Some("location"),
+            0.7,
+            r"^(?:hi,? |hello,? )?(?i:i'm|i am)\s+\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?,[^.]*?\bin\s+(\p{Lu}[\p{L}-]+(?:\s+\p{Lu}[\p{L}-]+)?)",
+        ),
         rule(
             "identity",
             Some("role"),
@@ -110,6 +132,31 @@ static CHANGE_TO: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+/// The user moving home: "I moved to Berlin", "我搬到了北京".
+static MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:\b(?i:i|we)(?:'ve| have)? (?i:moved|relocated) (?i:to)\s+(\p{Lu}[\p{L}-]+(?:\s+\p{Lu}[\p{L}-]+)?)|我(?:们)?(?:已经)?搬(?:到|去)了?(\p{Han}{2,8}?)(?:了|，|。|$))")
+        .expect("a valid pattern")
+});
+
+/// A change said without a change verb: "… now", "these days", "现在", "改为".
+static NOW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:now|nowadays|these days|from now on|currently|at the moment)\b|现在|如今|目前|改为|改成")
+        .expect("a valid pattern")
+});
+
+/// Hedged or speculative: a plan or a guess, not a fact about the user.
+static HEDGED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:might|maybe|perhaps|possibly|someday|some day|one day|sometime|probably|i guess|not sure|thinking (?:about|of)|considering)\b|可能|也许|或许|说不定|打算以后|考虑")
+        .expect("a valid pattern")
+});
+
+/// Things a project, a service or an app uses, said of it by name: "Project A uses
+/// PostgreSQL", "the API runs on Fly.io". The subject scopes the key.
+static THEY_USE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b((?:project|service|app|team) [\p{L}\d-]+|the (?:api|app|backend|frontend|website|site|service|mobile app|dashboard))\s+(?:uses|is using|runs on|is built (?:with|on)|is deployed (?:on|to)|is hosted on|is written in|stores (?:data|everything) in)\s+")
+        .expect("a valid pattern")
+});
+
 static NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:no longer use|stopped using|don't use .+ anymore|dropped|got rid of)\s+(.+)|(?:不再用|不用了|停用了?)\s*(.+)").expect("a valid pattern")
 });
@@ -123,8 +170,25 @@ fn first_group(caps: &regex::Captures) -> Option<String> {
 }
 
 /// The facts in one user sentence; empty for small talk and sentences with nothing
-/// to remember. `statements` keeps informative sentences no pattern recognised.
+/// to remember. `statements` keeps informative sentences no pattern recognised. A
+/// hedged sentence ("maybe", "可能") is kept as the least important of statements: a
+/// plan or a guess neither names a value nor changes one.
 pub fn extract(sentence: &str, statements: bool) -> Vec<Found> {
+    let mut found = recognise(sentence, statements);
+    if HEDGED.is_match(sentence) {
+        for fact in &mut found {
+            fact.importance = fact.importance.min(0.2);
+            fact.is_change = false;
+            fact.replaces = None;
+            if fact.key.as_deref() != Some("name") {
+                (fact.key, fact.value, fact.category) = (None, None, "statement");
+            }
+        }
+    }
+    found
+}
+
+fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     let sentence = sentence.trim();
     if is_small_talk(sentence) {
         return Vec::new();
@@ -172,6 +236,27 @@ pub fn extract(sentence: &str, statements: bool) -> Vec<Found> {
             return found;
         }
     }
+    if let Some(caps) = MOVED_TO.captures(sentence) {
+        let place = first_group(&caps).map(|p| p.to_lowercase());
+        return vec![fact("personal", Some("location".into()), place, 0.7, None, true)];
+    }
+    if let Some(caps) = THEY_USE.captures(sentence) {
+        let subject = caps[1].to_lowercase();
+        let rest = &sentence[caps.get(0).map_or(0, |m| m.end())..];
+        for (key, name) in technologies(rest) {
+            found.push(fact(
+                "project",
+                Some(format!("{key} of {subject}")),
+                Some(name),
+                0.7,
+                None,
+                NOW.is_match(sentence),
+            ));
+        }
+        if !found.is_empty() {
+            return found;
+        }
+    }
     if let Some(caps) = NO_LONGER.captures(sentence) {
         let dropped = first_group(&caps).unwrap_or_default();
         let old = technologies(&dropped).into_iter().next().map(|(_, n)| n).unwrap_or_else(|| dropped.to_lowercase());
@@ -184,9 +269,15 @@ pub fn extract(sentence: &str, statements: bool) -> Vec<Found> {
             found.push(fact(rule.category, rule.key.map(str::to_owned), value, rule.importance, None, false));
         }
     }
+    let now = NOW.is_match(sentence);
     if let Some(at) = USES.find(sentence) {
         for (key, name) in technologies(&sentence[at.start()..]) {
-            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, false));
+            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, now));
+        }
+    } else if now {
+        // "Every build runs on GitHub Actions now": what is named is what holds now.
+        for (key, name) in technologies(sentence) {
+            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, true));
         }
     }
     if found.is_empty() && statements && is_informative(sentence) {
@@ -266,6 +357,53 @@ mod tests {
             ("statement", "Our launch is planned for the second week of March")
         );
         assert!(extract("The weather is nice", true).is_empty(), "not about the user");
+    }
+
+    #[test]
+    fn an_introduction_names_the_user_their_job_and_their_city() {
+        let found = keys("I'm Daniel Okafor, a nurse at a clinic in Leeds.");
+        for expected in [("name", "daniel okafor"), ("role", "nurse"), ("location", "leeds")] {
+            assert!(
+                found.iter().any(|(_, k, v)| k.as_deref() == Some(expected.0) && v.as_deref() == Some(expected.1)),
+                "{expected:?} in {found:?}"
+            );
+        }
+        assert!(extract("I'm Daniel Okafor, a nurse at a clinic in Leeds.", true).iter().all(|f| f.importance >= 0.7));
+        assert!(
+            keys("I work at Acme Corp as an analyst")
+                .iter()
+                .any(|(_, k, v)| k.as_deref() == Some("employer") && v.as_deref() == Some("acme corp"))
+        );
+    }
+
+    #[test]
+    fn a_change_said_with_now_or_a_move_is_a_change() {
+        let found = extract("Every build runs on GitHub Actions now.", true);
+        assert_eq!((found[0].key.as_deref(), found[0].value.as_deref()), (Some("ci"), Some("github actions")));
+        assert!(found[0].is_change);
+        assert!(!extract("Our CI is Jenkins.", true)[0].is_change);
+        let found = extract("I moved to Berlin in March for a new job.", true);
+        assert_eq!((found[0].key.as_deref(), found[0].value.as_deref()), (Some("location"), Some("berlin")));
+        assert!(found[0].is_change);
+        let found = extract("我们现在用 PostgreSQL", true);
+        assert!(found[0].is_change && found[0].value.as_deref() == Some("postgresql"), "{found:?}");
+    }
+
+    #[test]
+    fn projects_keep_their_own_keys() {
+        let a = keys("Project A uses PostgreSQL.");
+        let b = keys("Project B uses MySQL.");
+        assert_eq!(a, [("project".into(), Some("database of project a".into()), Some("postgresql".into()))]);
+        assert_eq!(b, [("project".into(), Some("database of project b".into()), Some("mysql".into()))]);
+        assert_eq!(keys("The API runs on Fly.io")[0].1.as_deref().map(|k| k.ends_with("of the api")), Some(true));
+    }
+
+    #[test]
+    fn a_hedge_is_kept_as_the_least_important_statement() {
+        let found = extract("I might take up pottery one day, maybe.", true);
+        assert!(found.iter().all(|f| f.importance <= 0.2 && !f.is_change && f.key.is_none()), "{found:?}");
+        let found = extract("我们可能会换成 MongoDB", true);
+        assert!(found.iter().all(|f| !f.is_change && f.key.is_none()), "{found:?}");
     }
 
     #[test]

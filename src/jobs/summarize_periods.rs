@@ -24,7 +24,7 @@ pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::
     table: "period_summaries",
     key: "id",
     key_type: "uuid",
-    text: "summary",
+    text: || "summary",
     storage: "vector",
     filter: "true",
 };

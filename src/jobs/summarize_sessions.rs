@@ -25,7 +25,7 @@ pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::
     table: "sessions",
     key: "session_id",
     key_type: "text",
-    text: "summary",
+    text: || "summary",
     storage: "vector",
     filter: "summary IS NOT NULL",
 };

@@ -19,18 +19,45 @@ pub use crate::domain::Kind;
 use crate::domain::{TenantId, UserId, ValidationError};
 use crate::models::Embedding;
 
+/// How a key reads in a fact's canonical statement: the words a question about it uses.
+/// Keys not listed read as themselves (`team_size` as "team size").
+const KEY_LABELS: &[(&str, &str)] = &[
+    ("name", "name, what I am called"),
+    ("role", "job, role, what I work as"),
+    ("location", "where I live, home city"),
+    ("employer", "employer, where I work"),
+    ("team_size", "team size, how many people on the team"),
+    ("project", "what I am building, the project"),
+    ("database", "database"),
+    ("framework", "web framework"),
+    ("language", "programming language"),
+    ("cloud", "cloud, where we deploy and host"),
+    ("ci", "CI, the system that runs our builds"),
+    ("bundler", "frontend bundler, the tool that bundles the frontend"),
+    ("orchestration", "container orchestration"),
+];
+
 /// What a memory's vector is made from: the user's words and, for a keyed fact, its
 /// canonical statement (`database: postgresql`), so that a question about the key
-/// finds a fact whose sentence never names it. [`MATCH_TEXT_SQL`] says the same in SQL.
+/// finds a fact whose sentence never names it. [`match_text_sql`] says the same in SQL.
 pub fn match_text(content: &str, key: Option<&str>, value: Option<&str>) -> String {
     match (key, value) {
-        (Some(key), Some(value)) => format!("{content}\n{}: {value}", key.replace('_', " ")),
+        (Some(key), Some(value)) => {
+            let label = KEY_LABELS.iter().find(|(k, _)| *k == key).map(|(_, label)| (*label).to_owned());
+            format!("{content}\n{}: {value}", label.unwrap_or_else(|| key.replace('_', " ")))
+        }
         _ => content.to_owned(),
     }
 }
 
 /// [`match_text`] of a `memories` row, in SQL.
-pub const MATCH_TEXT_SQL: &str = "content || coalesce(E'\\n' || replace(key, '_', ' ') || ': ' || value, '')";
+pub fn match_text_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let labels: String = KEY_LABELS.iter().map(|(key, label)| format!(" WHEN '{key}' THEN '{label}'")).collect();
+        format!("content || coalesce(E'\\n' || CASE key{labels} ELSE replace(key, '_', ' ') END || ': ' || value, '')")
+    });
+    &SQL
+}
 
 /// Memories' vectors, for `reembed`.
 pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::VectorColumn {
@@ -38,7 +65,7 @@ pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::
     table: "memories",
     key: "id",
     key_type: "uuid",
-    text: MATCH_TEXT_SQL,
+    text: match_text_sql,
     storage: "vector",
     filter: "status <> 'deleted'",
 };

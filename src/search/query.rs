@@ -276,7 +276,7 @@ impl MemoryLookup<'_> {
             "id, kind, category, key, content, {match_text} AS match_text, updated_at, source_event_ids, importance,
              created_at, valid_from,
              CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $5) ELSE 0 END AS similarity",
-            match_text = crate::memories::MATCH_TEXT_SQL
+            match_text = crate::memories::match_text_sql()
         )
     }
 

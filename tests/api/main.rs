@@ -27,4 +27,5 @@ mod processes;
 mod read_api;
 mod reembed;
 mod search;
+mod sharper_facts;
 mod user_indexes;

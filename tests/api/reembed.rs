@@ -76,7 +76,7 @@ async fn reembed_moves_every_vector_to_the_new_model_while_lookups_answer() {
     assert_eq!(run.counts["session_summaries"], 1, "{:?}", run.counts);
     let multilingual_model = (Some("universal-sentence-encoder-multilingual-3".to_owned()), Some(512));
     for table in ["memories", "events", "sessions"] {
-        assert_eq!(models_in(&app.db, table).await, [multilingual_model.clone()], "{table}");
+        assert_eq!(models_in(&app.db, table).await, std::slice::from_ref(&multilingual_model), "{table}");
     }
 
     // A keyed fact's vector is made from its words and its canonical statement, the

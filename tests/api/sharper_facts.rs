@@ -1,0 +1,92 @@
+//! What the default configuration (no LLM, the built-in model) remembers from plain
+//! sentences: events in through the API, the jobs, answers out through search.
+
+use serde_json::{Value, json};
+
+use crate::consolidation::{day, run_at, say};
+use crate::helpers::{TestApp, spawn_app};
+use crate::jobs::{executor, job_dir};
+
+const JOBS: &[(&str, &str)] = &[
+    ("extract_facts", "schedule = \"0 0 * * * *\""),
+    ("evict", "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = 1.0"),
+];
+
+async fn top(app: &TestApp, key: &str, user: &str, query: &str) -> Value {
+    let found = app.search(key, &json!({"user_id": user, "query": query})).await;
+    found["results"][0].clone()
+}
+
+#[tokio::test]
+async fn facts_about_named_projects_are_kept_apart() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(&app.db, &job_dir(JOBS));
+    say(&app, &key, "eve", "s1", day(1, 9), &["Project A uses PostgreSQL.", "Project B uses MySQL."]).await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+
+    let b = top(&app, &key, "eve", "which database does project B use").await;
+    assert_eq!(b["content"], "Project B uses MySQL.", "{b}");
+    let a = top(&app, &key, "eve", "which database does project A use").await;
+    assert_eq!(a["content"], "Project A uses PostgreSQL.", "{a}");
+}
+
+#[tokio::test]
+async fn a_migration_answers_the_question_about_the_key_and_now_states_a_change() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(&app.db, &job_dir(JOBS));
+    say(&app, &key, "bo", "s1", day(1, 9), &["We use MySQL for everything.", "Our CI is Jenkins."]).await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    say(&app, &key, "bo", "s2", day(5, 9), &["We migrated to PostgreSQL last week, MySQL is gone."]).await;
+    say(&app, &key, "bo", "s3", day(6, 9), &["Every build runs on GitHub Actions now."]).await;
+    run_at(&executor, "extract_facts", day(6, 12), false).await;
+
+    let database = top(&app, &key, "bo", "which database do we use").await;
+    assert!(database["content"].as_str().unwrap().contains("PostgreSQL"), "a hit above min_score: {database}");
+    let ci = top(&app, &key, "bo", "Which CI do we use?").await;
+    assert_eq!(ci["content"], "Every build runs on GitHub Actions now.", "{ci}");
+    let jenkins: String = sqlx::query_scalar("SELECT status::text FROM memories WHERE content = 'Our CI is Jenkins.'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(jenkins, "superseded");
+}
+
+#[tokio::test]
+async fn an_introduction_is_the_users_name_job_and_city_and_outlives_a_maybe() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(&app.db, &job_dir(JOBS));
+    say(
+        &app,
+        &key,
+        "dan",
+        "s1",
+        day(1, 9),
+        &["I'm Daniel Okafor, a nurse at a clinic in Leeds.", "I might take up pottery one day, maybe."],
+    )
+    .await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+
+    let keyed: Vec<(String, f32)> = sqlx::query_as(
+        "SELECT key || '=' || value, importance FROM memories WHERE user_id = 'dan' AND key IS NOT NULL ORDER BY key",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap();
+    let names: Vec<&str> = keyed.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["location=leeds", "name=daniel okafor", "role=nurse"], "{keyed:?}");
+    let name = top(&app, &key, "dan", "What is the user's name?").await;
+    assert!(name["content"].as_str().unwrap().contains("Daniel Okafor"), "{name}");
+
+    // Six months on, the maybe is gone and who the user is stays.
+    run_at(&executor, "evict", day(182, 4), false).await;
+    let active: Vec<String> =
+        sqlx::query_scalar("SELECT content FROM memories WHERE user_id = 'dan' AND status = 'active'")
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
+    assert!(active.iter().any(|c| c.contains("Daniel Okafor")), "{active:?}");
+    assert!(!active.iter().any(|c| c.contains("pottery")), "{active:?}");
+}
