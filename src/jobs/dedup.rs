@@ -101,8 +101,11 @@ pub async fn run_unit(
                 if neighbour.created_at <= memory.created_at { (&neighbour, &memory) } else { (&memory, &neighbour) };
             match verdict(older, newer, similarity, params) {
                 Verdict::Same => {
-                    merge(conn, unit, older.id, newer.id, None, "the same fact, said again").await?;
-                    gone.insert(newer.id);
+                    // The keyed one stays when only one is: it answers questions about its key.
+                    let (keep, drop) =
+                        if older.key.is_none() && newer.key.is_some() { (newer, older) } else { (older, newer) };
+                    merge(conn, unit, keep.id, drop.id, None, "the same fact, said again").await?;
+                    gone.insert(drop.id);
                     counts.add("merged", 1);
                 }
                 Verdict::Contradicts => {
@@ -153,6 +156,18 @@ fn verdict(older: &Row, newer: &Row, similarity: f64, params: &DedupParams) -> V
             _ if similarity >= params.merge_similarity => Verdict::Same,
             _ => Verdict::Ask,
         };
+    }
+    // A keyed fact and a statement naming the same value for that key: one memory.
+    let keyed = match (&older.key, &newer.key) {
+        (Some(key), None) => Some((key, &a, &b)),
+        (None, Some(key)) => Some((key, &b, &a)),
+        _ => None,
+    };
+    if let Some((key, keyed_names, other_names)) = keyed
+        && !conflicting
+        && keyed_names.get(key.as_str()).is_some_and(|value| other_names.get(key.as_str()) == Some(value))
+    {
+        return Verdict::Same;
     }
     if conflicting {
         Verdict::Different

@@ -144,6 +144,13 @@ static NOW: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+/// A sentence stating what something is or runs on ("the backend framework is …",
+/// "… is written in …", "… is what we use"), as opposed to naming it in passing.
+static STATES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:is|are|runs on|run on|is built (?:with|on)|built (?:with|on)|written in|powered by|based on|is what we use|we rely on)\b|用的是|采用的是|基于")
+        .expect("a valid pattern")
+});
+
 /// Hedged or speculative: a plan or a guess, not a fact about the user.
 static HEDGED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:might|maybe|perhaps|possibly|someday|some day|one day|sometime|probably|i guess|not sure|thinking (?:about|of)|considering)\b|可能|也许|或许|说不定|打算以后|考虑")
@@ -270,14 +277,16 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
         }
     }
     let now = NOW.is_match(sentence);
-    if let Some(at) = USES.find(sentence) {
-        for (key, name) in technologies(&sentence[at.start()..]) {
-            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, now));
-        }
-    } else if now {
-        // "Every build runs on GitHub Actions now": what is named is what holds now.
+    let used = USES.find(sentence).map_or_else(Vec::new, |at| technologies(&sentence[at.start()..]));
+    let stated = used.is_empty() && (now || STATES.is_match(sentence) && !sentence.trim_end().ends_with(['?', '？']));
+    for (key, name) in used {
+        found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, now));
+    }
+    if stated {
+        // "Every build runs on GitHub Actions now", "The backend framework is FastAPI":
+        // a technology stated as what is in use.
         for (key, name) in technologies(sentence) {
-            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, true));
+            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, now));
         }
     }
     if found.is_empty() && statements && is_informative(sentence) {
@@ -387,6 +396,24 @@ mod tests {
         assert!(found[0].is_change);
         let found = extract("我们现在用 PostgreSQL", true);
         assert!(found[0].is_change && found[0].value.as_deref() == Some("postgresql"), "{found:?}");
+    }
+
+    #[test]
+    fn phrasings_of_one_choice_all_name_it() {
+        for sentence in [
+            "The backend framework is FastAPI.",
+            "Our backend is built with FastAPI.",
+            "We use FastAPI for the backend.",
+            "FastAPI is what we use for our APIs.",
+            "All our services are written in FastAPI.",
+        ] {
+            let found = keys(sentence);
+            assert!(
+                found.contains(&("technical".into(), Some("framework".into()), Some("fastapi".into()))),
+                "{sentence}: {found:?}"
+            );
+        }
+        assert!(keys("Is FastAPI any good?").is_empty());
     }
 
     #[test]

@@ -90,3 +90,39 @@ async fn an_introduction_is_the_users_name_job_and_city_and_outlives_a_maybe() {
     assert!(active.iter().any(|c| c.contains("Daniel Okafor")), "{active:?}");
     assert!(!active.iter().any(|c| c.contains("pottery")), "{active:?}");
 }
+
+#[tokio::test]
+async fn five_phrasings_of_one_choice_end_as_one_memory_with_five_sources() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(
+        &app.db,
+        &job_dir(&[("extract_facts", "schedule = \"0 0 * * * *\""), ("dedup", "schedule = \"0 0 * * * *\"")]),
+    );
+    let phrasings = [
+        "The backend framework is FastAPI.",
+        "Our backend is built with FastAPI.",
+        "We use FastAPI for the backend.",
+        "FastAPI is what we use for our APIs.",
+        "All our services are written in FastAPI.",
+    ];
+    for (i, sentence) in phrasings.iter().enumerate() {
+        let d = 1 + 3 * i as i64;
+        say(&app, &key, "fay", &format!("s{i}"), day(d, 9), &[sentence]).await;
+        run_at(&executor, "extract_facts", day(d, 12), false).await;
+    }
+    say(&app, &key, "fay", "s9", day(20, 9), &["Our database is PostgreSQL."]).await;
+    run_at(&executor, "extract_facts", day(20, 12), false).await;
+    run_at(&executor, "dedup", day(20, 13), false).await;
+
+    let active: Vec<(String, Option<String>, i32)> = sqlx::query_as(
+        "SELECT content, key, cardinality(source_event_ids) FROM memories WHERE user_id = 'fay' AND status = 'active' ORDER BY created_at",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap();
+    let fastapi: Vec<_> = active.iter().filter(|(c, ..)| c.contains("FastAPI")).collect();
+    assert_eq!(fastapi.len(), 1, "one memory: {active:?}");
+    assert_eq!((fastapi[0].1.as_deref(), fastapi[0].2), (Some("framework"), 5), "keyed, with every source: {active:?}");
+    assert!(active.iter().any(|(c, ..)| c.contains("PostgreSQL")), "another fact never merges in: {active:?}");
+}

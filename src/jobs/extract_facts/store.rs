@@ -57,10 +57,12 @@ pub(super) async fn store(
                 supersedes.push((old.id, reason));
             }
         }
-    } else if let Some(similar) = most_similar(conn, unit, &embedding).await?
+    } else if let Some((id, similar)) = most_similar(conn, unit, &embedding).await?
         && similar >= params.duplicate_similarity
         && resolves.is_none()
     {
+        // Said again in other words: one memory, with this event among its sources.
+        lifecycle::refresh(conn, unit.tenant, unit.user, id, event.id, &unit.change("restated by the user")).await?;
         return Ok("duplicates");
     }
     if let Some(old_value) = &found.replaces {
@@ -187,15 +189,19 @@ async fn same_session_within_hour(
     Ok(session.as_deref() == Some(event.session_id.as_str()))
 }
 
-/// The highest similarity of `embedding` to the user's active memories.
-async fn most_similar(conn: &mut PgConnection, unit: &Unit<'_>, embedding: &Embedding) -> sqlx::Result<Option<f32>> {
+/// The user's active memory most similar to `embedding`, and how similar.
+async fn most_similar(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    embedding: &Embedding,
+) -> sqlx::Result<Option<(Uuid, f32)>> {
     let dims = embedding.dims();
     let sql = format!(
-        "SELECT (1 - (embedding::vector({dims}) <=> $3))::real FROM memories
+        "SELECT id, (1 - (embedding::vector({dims}) <=> $3))::real FROM memories
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = {dims}
           ORDER BY embedding::vector({dims}) <=> $3 LIMIT 1"
     );
-    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+    sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(unit.tenant.as_str())
         .bind(unit.user.as_str())
         .bind(embedding.to_pgvector())
