@@ -5,6 +5,7 @@ mod corpus;
 mod embedder;
 mod ingest;
 mod jobs;
+mod reembed;
 mod search;
 
 use std::path::Path;
@@ -36,7 +37,7 @@ pub struct Figure {
     pub unit: &'static str,
 }
 
-pub const SCENARIOS: &[&str] = &["embedder", "ingest", "search", "jobs"];
+pub const SCENARIOS: &[&str] = &["embedder", "ingest", "search", "jobs", "reembed"];
 
 pub async fn run(
     settings: &Settings,
@@ -62,6 +63,9 @@ pub async fn run(
     }
     if wanted("jobs") {
         figures.extend(jobs::run(settings, quick).await?);
+    }
+    if wanted("reembed") {
+        figures.extend(reembed::run(settings, quick).await?);
     }
     print_table(&figures);
     if let Some(path) = json {

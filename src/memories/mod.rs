@@ -32,7 +32,7 @@ const KEY_LABELS: &[(&str, &str)] = &[
     ("framework", "web framework"),
     ("language", "programming language"),
     ("cloud", "cloud, where we deploy and host"),
-    ("ci", "CI, the system that runs our builds"),
+    ("ci", "CI/CD, the pipeline that builds, tests and deploys"),
     ("bundler", "frontend bundler, the tool that bundles the frontend"),
     ("orchestration", "container orchestration"),
 ];

@@ -107,7 +107,11 @@ async fn bench_quick_reports_every_scenario() {
         "\"jobs\"/\"dedup_recall\"",
         "\"ingest\"/\"throughput\"",
         "\"summarize\"/\"throughput\"",
+        "\"reembed\"/\"throughput\"",
     ] {
         assert!(metrics.iter().any(|m| m == expected), "{expected} missing from {metrics:?}");
     }
+    let moved =
+        report["figures"].as_array().unwrap().iter().find(|f| f["scenario"] == "reembed" && f["metric"] == "texts");
+    assert_eq!(moved.unwrap()["value"], 200.0, "every memory and turn of the quick size moved to the model");
 }
