@@ -90,6 +90,16 @@ pub enum Command {
         /// Also write the results as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also run with this OpenAI-compatible LLM (its base URL, e.g. http://127.0.0.1:8077/v1)
+        /// and print the figures with and without it.
+        #[arg(long, requires = "llm_model")]
+        llm_url: Option<String>,
+        /// The model to ask at --llm-url.
+        #[arg(long, requires = "llm_url")]
+        llm_model: Option<String>,
+        /// The key sent to --llm-url, if it needs one.
+        #[arg(long, env = "ENGRAM_EVAL_LLM_API_KEY")]
+        llm_api_key: Option<String>,
     },
 }
 
@@ -151,8 +161,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Job(command) => Some(jobs::Prepared::new(command, &settings)?),
         _ => None,
     };
-    if let Command::Eval { scenarios, locomo, k, json } = &cli.command {
-        return crate::eval::run(&settings, scenarios, locomo.as_ref(), (*k).max(1), json.as_deref()).await;
+    if let Command::Eval { scenarios, locomo, k, json, llm_url, llm_model, llm_api_key } = &cli.command {
+        let llm = llm_url.as_ref().map(|url| crate::configuration::LlmSettings {
+            provider: crate::configuration::LlmProvider::Openai,
+            base_url: Some(url.clone()),
+            model: llm_model.clone(),
+            api_key: Some(llm_api_key.clone().unwrap_or_else(|| "unused".into())),
+            ..settings.llm.clone()
+        });
+        let run = crate::eval::Run { dir: scenarios, locomo: locomo.as_ref(), k: (*k).max(1), json: json.as_deref() };
+        return crate::eval::run(&settings, &run, llm).await;
     }
     if let Command::Bench { scenarios, quick, json, clients } = &cli.command {
         return crate::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::auth::{self, Scope as KeyScope};
 use crate::clock::Clock;
-use crate::configuration::{Role, Settings};
+use crate::configuration::{LlmSettings, Role, Settings};
 use crate::db::Database;
 use crate::domain::TenantId;
 use crate::jobs::{Executor, Models, Scope, Trigger, control, definition};
@@ -113,12 +113,11 @@ impl Harness {
                     .await
                     .map_err(|e| anyhow::anyhow!("{job}: {e}"))?;
             let run = self.executor.run_now(job, id, Duration::from_secs(60)).await?;
-            anyhow::ensure!(
-                run.status == crate::jobs::runs::RunStatus::Succeeded,
-                "{job} ended {}: {:?}",
-                run.status,
-                run.error
-            );
+            if run.status != crate::jobs::runs::RunStatus::Succeeded {
+                // A weak LLM fails units; the evaluation measures what the rest gives.
+                anyhow::ensure!(self.executor.models.llm.is_some(), "{job} ended {}: {:?}", run.status, run.error);
+                eprintln!("eval: {job} ended {} ({}); going on", run.status, run.error.unwrap_or_default());
+            }
         }
         Ok(())
     }
@@ -203,19 +202,44 @@ pub fn aggregate(outcomes: &[Outcome]) -> Scores {
 }
 
 /// `engram eval`: every scenario in `dir` (or the LoCoMo file), a table, optionally JSON.
-pub async fn run(
-    settings: &Settings,
-    dir: &Path,
-    locomo_file: Option<&PathBuf>,
-    k: usize,
-    json_out: Option<&Path>,
-) -> anyhow::Result<()> {
-    let report = match locomo_file {
-        Some(file) => locomo::run(settings, file).await?,
-        None => scenario::run_all(settings, dir, k).await?,
+/// What `engram eval` was asked to measure.
+pub struct Run<'a> {
+    /// The folder of scenario files.
+    pub dir: &'a Path,
+    /// A LoCoMo file instead of the scenarios.
+    pub locomo: Option<&'a PathBuf>,
+    /// Results considered per question.
+    pub k: usize,
+    pub json: Option<&'a Path>,
+}
+
+/// Measures with `settings`; with `llm`, then again with that LLM, and reports both
+/// (`{"without_llm": …, "with_llm": …}`).
+pub async fn run(settings: &Settings, run: &Run<'_>, llm: Option<LlmSettings>) -> anyhow::Result<()> {
+    let measure = |settings: Settings| async move {
+        match run.locomo {
+            Some(file) => locomo::run(&settings, file).await,
+            None => scenario::run_all(&settings, run.dir, run.k).await,
+        }
     };
-    print_report(&report);
-    if let Some(path) = json_out {
+    let report = match llm {
+        None => {
+            let report = measure(settings.clone()).await?;
+            print_report(&report);
+            report
+        }
+        Some(llm) => {
+            let without = measure(Settings { llm: LlmSettings::default(), ..settings.clone() }).await?;
+            let model = llm.model.clone().unwrap_or_default();
+            let with = measure(Settings { llm, ..settings.clone() }).await?;
+            println!("without an LLM:");
+            print_report(&without);
+            println!("\nwith {model}:");
+            print_report(&with);
+            json!({"without_llm": without, "with_llm": with})
+        }
+    };
+    if let Some(path) = run.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)?;
         println!("results written to {}", path.display());
     }

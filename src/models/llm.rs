@@ -134,7 +134,7 @@ impl Llm {
         let parsed = result.and_then(|text| {
             let json =
                 extract_json(&text).ok_or_else(|| ModelError::Malformed("the answer holds no JSON object".into()))?;
-            serde_json::from_str(json)
+            serde_json::from_str(&escape_controls_in_strings(json))
                 .map_err(|e| ModelError::Malformed(format!("the answer does not fit the schema: {e}")))
         });
         let status = match &parsed {
@@ -253,9 +253,49 @@ pub fn extract_json(text: &str) -> Option<&str> {
     (end > start).then(|| &text[start..=end])
 }
 
+/// Small models write raw line breaks and tabs inside JSON strings, which JSON forbids:
+/// those are escaped; nothing else changes.
+fn escape_controls_in_strings(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.chars().any(char::is_control) {
+        return json.into();
+    }
+    let (mut out, mut in_string, mut escaped) = (String::with_capacity(json.len() + 16), false, false);
+    for c in json.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '\n' if in_string => {
+                out.push_str("\\n");
+                continue;
+            }
+            '\t' if in_string => {
+                out.push_str("\\t");
+                continue;
+            }
+            c if in_string && (c as u32) < 0x20 => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_line_breaks_inside_strings_are_escaped() {
+        let answer = "{\"summary\": \"line one\nline two\tend\", \"n\": [1,\n 2]}";
+        let value: serde_json::Value = serde_json::from_str(&escape_controls_in_strings(answer)).unwrap();
+        assert_eq!(value["summary"], "line one\nline two\tend");
+        assert_eq!(value["n"][1], 2);
+        assert_eq!(escape_controls_in_strings("{\"a\": \"q\\\"\\n\"}"), "{\"a\": \"q\\\"\\n\"}");
+    }
 
     #[test]
     fn json_is_found_inside_fences_and_prose() {

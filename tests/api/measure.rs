@@ -115,3 +115,24 @@ async fn bench_quick_reports_every_scenario() {
         report["figures"].as_array().unwrap().iter().find(|f| f["scenario"] == "reembed" && f["metric"] == "texts");
     assert_eq!(moved.unwrap()["value"], 200.0, "every memory and turn of the quick size moved to the model");
 }
+
+/// `--llm-url` runs the scenarios twice, without and with a real OpenAI-compatible
+/// model (the llama.cpp server `scripts/test` starts), and reports both.
+#[tokio::test]
+async fn eval_with_an_llm_reports_figures_with_and_without_it() {
+    let url = std::env::var("ENGRAM_TEST_LLM_URL").expect("set by scripts/test");
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    std::fs::copy("eval/01_profile.json", scenarios.join("01_profile.json")).unwrap();
+
+    let args = ["eval", "--scenarios", scenarios.to_str().unwrap(), "--llm-url", &url, "--llm-model", "smollm2"];
+    let report = engram(&args, &dir.path().join("eval.json"));
+
+    assert_eq!(report["without_llm"]["llm"], false, "{report}");
+    assert_eq!(report["with_llm"]["llm"], true, "{report}");
+    for run in ["without_llm", "with_llm"] {
+        assert!(report[run]["overall"]["questions"].as_u64().unwrap() > 10, "{run}: {report}");
+    }
+    assert!(report["without_llm"]["overall"]["recall"].as_f64().unwrap() > 0.5, "the rules find the profile: {report}");
+}

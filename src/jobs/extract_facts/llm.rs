@@ -14,7 +14,7 @@ use super::super::job::Unit;
 use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
 use crate::memories::CATEGORIES;
-use crate::models::TokenBudget;
+use crate::models::{ModelError, TokenBudget};
 use crate::text::sensitive_kinds;
 
 /// Compiled trigger patterns, by their source list.
@@ -110,7 +110,18 @@ pub(super) async fn with_llm<'e>(
     let prompt = models.prompts.get("extract_facts")?;
     let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));
     counts.add("llm_calls", 1);
-    let answer: LlmFacts = llm.complete("extract_facts", prompt, &vars, &budget).await?;
+    let answer: LlmFacts = match llm.complete("extract_facts", prompt, &vars, &budget).await {
+        Ok(answer) => answer,
+        // An answer that is not the schema's is the model's failure, not the messages':
+        // the rules read them instead, and the watermark moves on.
+        Err(ModelError::Malformed(reason)) => {
+            counts.add("llm_tokens", budget.used() as i64);
+            counts.add("llm_unusable", 1);
+            tracing::warn!(%reason, "extract_facts: the LLM's answer is unusable; the rules read these messages");
+            return Ok(super::by_rules(sent.into_iter(), params.keep_statements));
+        }
+        Err(err) => return Err(err.into()),
+    };
     counts.add("llm_tokens", budget.used() as i64);
     let mut found = Vec::new();
     for fact in answer.facts {

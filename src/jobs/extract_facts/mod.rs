@@ -181,16 +181,7 @@ pub async fn run_unit(
     }
     let found: Vec<(&Event, Found, Option<Uuid>)> = match &models.llm {
         Some(_) => with_llm(conn, params, unit, models, &said, &mut counts).await?,
-        None => said
-            .iter()
-            .flat_map(|(event, text)| {
-                sentences(text)
-                    .into_iter()
-                    .flat_map(|s| facts::extract(s, params.keep_statements))
-                    .map(|f| (*event, f, None))
-                    .collect::<Vec<_>>()
-            })
-            .collect(),
+        None => by_rules(said.iter(), params.keep_statements),
     };
     let corrections = open_corrections(conn, unit).await?;
     for (event, found, resolves) in found {
@@ -211,6 +202,24 @@ pub async fn run_unit(
     .execute(&mut *conn)
     .await?;
     Ok(counts)
+}
+
+/// What the rules find in what was said, each fact with the event it comes from.
+fn by_rules<'e, 's>(
+    said: impl Iterator<Item = &'s (&'e Event, String)>,
+    keep_statements: bool,
+) -> Vec<(&'e Event, Found, Option<Uuid>)>
+where
+    'e: 's,
+{
+    said.flat_map(|(event, text)| {
+        sentences(text)
+            .into_iter()
+            .flat_map(|s| facts::extract(s, keep_statements))
+            .map(|f| (*event, f, None))
+            .collect::<Vec<_>>()
+    })
+    .collect()
 }
 
 impl Job for ExtractParams {
