@@ -126,3 +126,40 @@ async fn five_phrasings_of_one_choice_end_as_one_memory_with_five_sources() {
     assert_eq!((fastapi[0].1.as_deref(), fastapi[0].2), (Some("framework"), 5), "keyed, with every source: {active:?}");
     assert!(active.iter().any(|(c, ..)| c.contains("PostgreSQL")), "another fact never merges in: {active:?}");
 }
+
+/// With the multilingual built-in model (`embeddings.local_model = "use-multilingual"`).
+#[tokio::test]
+async fn the_multilingual_model_answers_across_languages_and_keeps_unrelated_questions_empty() {
+    let mut settings = crate::helpers::test_settings();
+    settings.embeddings.local_model = engram::configuration::LocalModelChoice::UseMultilingual;
+    let app = crate::helpers::spawn_app_with(settings.clone()).await;
+    let key = app.key("acme", "read,ingest").await;
+    let mut executor = executor(&app.db, &job_dir(JOBS));
+    executor.models.embedder = std::sync::Arc::new(
+        engram::models::Embedder::from_settings(
+            &settings.embeddings,
+            std::path::Path::new(".engram"),
+            Default::default(),
+        )
+        .unwrap(),
+    );
+    say(
+        &app,
+        &key,
+        "li",
+        "s1",
+        day(1, 9),
+        &["我们用 MySQL 做主数据库。", "我养了一只猫，叫咪咪。", "我喜欢喝乌龙茶。"],
+    )
+    .await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+
+    let database = top(&app, &key, "li", "database").await;
+    assert!(database["content"].as_str().unwrap().contains("MySQL"), "an English query finds it: {database}");
+    let pet = top(&app, &key, "li", "我的宠物叫什么名字？").await;
+    assert!(pet["content"].as_str().unwrap().contains("咪咪"), "{pet}");
+    for unrelated in ["你去过火星吗？", "我的车是什么牌子？"] {
+        let found = app.search(&key, &json!({"user_id": "li", "query": unrelated})).await;
+        assert_eq!(found["hit"], false, "{unrelated}: {found}");
+    }
+}
