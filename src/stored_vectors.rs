@@ -89,23 +89,6 @@ impl VectorColumn {
         Ok(done.rows_affected())
     }
 
-    /// How many rows of the scope hold another model's vector (or none yet).
-    pub async fn count_stale(
-        &self,
-        pool: &PgPool,
-        tenant: Option<&str>,
-        user: Option<&str>,
-        model: &str,
-    ) -> sqlx::Result<i64> {
-        let sql = format!(
-            "SELECT count(*) FROM {table} WHERE {filter} AND embedding_model IS DISTINCT FROM $3
-                AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
-            table = self.table,
-            filter = self.filter
-        );
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(user).bind(model).fetch_one(pool).await
-    }
-
     /// The users of the scope with rows whose vector is not `model`'s.
     pub async fn users(
         &self,
