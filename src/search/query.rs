@@ -273,10 +273,8 @@ impl MemoryLookup<'_> {
     fn columns(&self) -> String {
         let dims = self.vector.dims();
         format!(
-            "id, kind, category, key, content, {match_text} AS match_text, updated_at, source_event_ids, importance,
-             created_at, valid_from,
-             CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $5) ELSE 0 END AS similarity",
-            match_text = crate::memories::match_text_sql()
+            "id, kind, category, key, value, content, updated_at, source_event_ids, importance, created_at, valid_from,
+             CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $5) ELSE 0 END AS similarity"
         )
     }
 
@@ -289,7 +287,7 @@ impl MemoryLookup<'_> {
         format!(
             "WITH {candidates}
              SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.valid_from, m.similarity,
-                    (SELECT count(*) FROM unnest($9::text[]) t WHERE m.match_text ILIKE '%' || t || '%')::float8
+                    (SELECT count(*) FROM unnest($9::text[]) t WHERE {match_text} ILIKE '%' || t || '%')::float8
                         / greatest(cardinality($9::text[]), 1),
                     engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
                                  coalesce(($10::jsonb ->> m.category)::float8, $11), $13),
@@ -297,7 +295,9 @@ impl MemoryLookup<'_> {
                FROM candidates m
                LEFT JOIN LATERAL (
                     SELECT last_accessed_at, access_count FROM memory_access
-                     WHERE tenant_id = $1 AND memory_id = m.id LIMIT 1) a ON true"
+                     WHERE tenant_id = $1 AND memory_id = m.id LIMIT 1) a ON true",
+            // Only for the candidates: the words matched are a keyed fact's canonical statement too.
+            match_text = crate::memories::match_text_sql()
         )
     }
 
