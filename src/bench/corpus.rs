@@ -11,6 +11,8 @@ use std::time::Instant;
 use anyhow::Context;
 use sqlx::PgPool;
 
+use crate::configuration::{EmbeddingProvider, EmbeddingSettings};
+
 pub const TENANT: &str = "bench";
 pub const LARGE_USER: &str = "large";
 const CHUNK: i64 = 50_000;
@@ -22,14 +24,20 @@ pub struct CorpusSize {
     pub large_user: i64,
     /// One memory in this many has a planted near-duplicate.
     pub planted_every: i64,
+    /// The configured embedder's dimension, so text queries meet vectors of their own kind.
+    pub dims: i64,
 }
 
 impl CorpusSize {
     /// The corpus of the full benchmark (1.1 M memories) or of `--quick` (40,000),
     /// before the planted near-duplicates.
-    pub fn new(quick: bool) -> Self {
+    pub fn new(quick: bool, embeddings: &EmbeddingSettings) -> Self {
         let (users, large_user) = if quick { (300, 10_000) } else { (10_000, 100_000) };
-        Self { users, per_user: 100, large_user, planted_every: 20 }
+        let dims = match embeddings.provider {
+            EmbeddingProvider::Local => embeddings.local_model.dims(),
+            EmbeddingProvider::Openai => embeddings.dimensions.unwrap_or(384) as usize,
+        };
+        Self { users, per_user: 100, large_user, planted_every: 20, dims: dims as i64 }
     }
 
     pub fn generated(&self) -> i64 {
@@ -41,15 +49,18 @@ impl CorpusSize {
 pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     sqlx::raw_sql(
         "CREATE TABLE IF NOT EXISTS bench_corpus_size (users bigint, per_user bigint, large_user bigint, planted_every bigint);
-         ALTER TABLE bench_corpus_size ADD COLUMN IF NOT EXISTS events bigint",
+         ALTER TABLE bench_corpus_size ADD COLUMN IF NOT EXISTS events bigint;
+         ALTER TABLE bench_corpus_size ADD COLUMN IF NOT EXISTS dims bigint",
     )
     .execute(pool)
     .await?;
-    let existing: Option<(i64, i64, i64, i64, Option<i64>)> =
-        sqlx::query_as("SELECT users, per_user, large_user, planted_every, events FROM bench_corpus_size")
+    let existing: Option<(i64, i64, i64, i64, Option<i64>, Option<i64>)> =
+        sqlx::query_as("SELECT users, per_user, large_user, planted_every, events, dims FROM bench_corpus_size")
             .fetch_optional(pool)
             .await?;
-    if existing == Some((size.users, size.per_user, size.large_user, size.planted_every, Some(size.generated()))) {
+    let wanted =
+        (size.users, size.per_user, size.large_user, size.planted_every, Some(size.generated()), Some(size.dims));
+    if existing == Some(wanted) {
         return Ok(0.0);
     }
     let started = Instant::now();
@@ -59,7 +70,7 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     );
     // The table's indexes are dropped for the load and built afterwards from their own
     // definitions, which `bench_indexes` keeps until then (a build cut short resumes them).
-    sqlx::raw_sql(
+    let prepare = format!(
         "DELETE FROM bench_corpus_size;
          CREATE TABLE IF NOT EXISTS bench_indexes (name text PRIMARY KEY, definition text NOT NULL);
          INSERT INTO bench_indexes SELECT indexname, indexdef FROM pg_indexes
@@ -75,27 +86,26 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
          DELETE FROM memories WHERE tenant_id = 'bench';
          DELETE FROM events WHERE tenant_id = 'bench';
          DROP TABLE IF EXISTS bench_vectors, bench_planted;
-         CREATE TABLE bench_vectors (kind text, i int, v vector(384), PRIMARY KEY (kind, i));
+         CREATE TABLE bench_vectors (kind text, i int, v vector({dims}), PRIMARY KEY (kind, i));
          INSERT INTO bench_vectors
-              SELECT 'centroid', i, (SELECT array_agg(random() * 2 - 1) FROM generate_series(1, 384) WHERE i >= 0)::vector
+              SELECT 'centroid', i, (SELECT array_agg(random() * 2 - 1) FROM generate_series(1, {dims}) WHERE i >= 0)::vector
                 FROM generate_series(0, 1023) i;
          INSERT INTO bench_vectors
-              SELECT 'noise', i, (SELECT array_agg((random() * 2 - 1) * 0.35) FROM generate_series(1, 384) WHERE i >= 0)::vector
+              SELECT 'noise', i, (SELECT array_agg((random() * 2 - 1) * 0.35) FROM generate_series(1, {dims}) WHERE i >= 0)::vector
                 FROM generate_series(0, 4095) i;
          INSERT INTO bench_vectors
-              SELECT 'tiny', i, (SELECT array_agg((random() * 2 - 1) * 0.01) FROM generate_series(1, 384) WHERE i >= 0)::vector
+              SELECT 'tiny', i, (SELECT array_agg((random() * 2 - 1) * 0.01) FROM generate_series(1, {dims}) WHERE i >= 0)::vector
                 FROM generate_series(0, 255) i;
          CREATE TABLE bench_planted (planted uuid PRIMARY KEY, original uuid NOT NULL);",
-    )
-    .execute(pool)
-    .await
-    .context("cannot prepare the corpus")?;
+        dims = size.dims
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(prepare)).execute(pool).await.context("cannot prepare the corpus")?;
     let memories = "INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model,
                                           embedding_dims, importance, valid_from, created_at, updated_at)
         SELECT 'bench', gen_random_uuid(), CASE WHEN g < $3 THEN 'large' ELSE 'u' || ((g - $3) / $4) END,
                'fact', (ARRAY['identity','preference','project','technical','decision','event'])[1 + g % 6],
                'bench memory ' || g || ' about topic ' || (g % 997),
-               c.v + n.v, 'bench', 384, 0.3 + (g % 7) / 10.0,
+               c.v + n.v, 'bench', $5, 0.3 + (g % 7) / 10.0,
                now() - (g % 365) * interval '1 day', now() - (g % 365) * interval '1 day', now()
           FROM generate_series($1::bigint, $2::bigint - 1) g
           JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g) & 1023)
@@ -105,7 +115,7 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
         SELECT 'bench', gen_random_uuid(), CASE WHEN g < $3 THEN 'large' ELSE 'u' || ((g - $3) / $4) END,
                's' || (g / 20), (ARRAY['user', 'assistant'])[1 + g % 2],
                'bench turn ' || g || ' about topic ' || (g % 997),
-               now() - (g % 365) * interval '1 day', (c.v + n.v)::halfvec, 'bench', 384
+               now() - (g % 365) * interval '1 day', (c.v + n.v)::halfvec, 'bench', $5
           FROM generate_series($1::bigint, $2::bigint - 1) g
           JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g + 104729) & 1023)
           JOIN bench_vectors n ON n.kind = 'noise' AND n.i = (hashint8(g + 1299709) & 4095)";
@@ -118,6 +128,7 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
                 .bind(to)
                 .bind(size.large_user)
                 .bind(size.per_user)
+                .bind(size.dims)
                 .execute(pool)
                 .await
                 .with_context(|| format!("cannot insert the corpus's {what}"))?;
@@ -128,18 +139,19 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     // Created (with a history row, as the API would write) after the originals, so
     // `dedup` sees them as changed since its last run.
     let planted = format!(
-        "INSERT INTO bench_planted SELECT gen_random_uuid(), id FROM memories WHERE tenant_id = 'bench' AND abs(hashtext(id::text)) % {} = 0;
+        "INSERT INTO bench_planted SELECT gen_random_uuid(), id FROM memories WHERE tenant_id = 'bench' AND abs(hashtext(id::text)) % {every} = 0;
          INSERT INTO memories (tenant_id, id, user_id, kind, category, content, embedding, embedding_model, embedding_dims,
                                importance, valid_from, created_at, updated_at)
               SELECT m.tenant_id, p.planted, m.user_id, m.kind, m.category, m.content || ' (said again)',
-                     m.embedding::vector(384) + t.v, m.embedding_model, 384, m.importance, now(), now(), now()
+                     m.embedding::vector({dims}) + t.v, m.embedding_model, {dims}, m.importance, now(), now(), now()
                 FROM bench_planted p
                 JOIN memories m ON m.tenant_id = 'bench' AND m.id = p.original
                 JOIN bench_vectors t ON t.kind = 'tiny' AND t.i = abs(hashtext(p.planted::text)) % 256;
          INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, reason)
               SELECT 'bench', gen_random_uuid(), p.planted, m.user_id, 'created', 'bench: planted near-duplicate'
                 FROM bench_planted p JOIN memories m ON m.tenant_id = 'bench' AND m.id = p.original;",
-        size.planted_every
+        every = size.planted_every,
+        dims = size.dims
     );
     sqlx::raw_sql(sqlx::AssertSqlSafe(planted)).execute(pool).await.context("cannot plant near-duplicates")?;
     eprintln!("bench: building the indexes");
@@ -155,14 +167,18 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     .execute(pool)
     .await
     .context("cannot index the corpus")?;
-    sqlx::query("INSERT INTO bench_corpus_size (users, per_user, large_user, planted_every, events) VALUES ($1, $2, $3, $4, $5)")
-        .bind(size.users)
-        .bind(size.per_user)
-        .bind(size.large_user)
-        .bind(size.planted_every)
-        .bind(size.generated())
-        .execute(pool)
-        .await?;
+    sqlx::query(
+        "INSERT INTO bench_corpus_size (users, per_user, large_user, planted_every, events, dims)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(size.users)
+    .bind(size.per_user)
+    .bind(size.large_user)
+    .bind(size.planted_every)
+    .bind(size.generated())
+    .bind(size.dims)
+    .execute(pool)
+    .await?;
     Ok(started.elapsed().as_secs_f64())
 }
 
@@ -189,16 +205,15 @@ pub async fn vectors(pool: &PgPool) -> anyhow::Result<(Vec<Vec<f32>>, Vec<Vec<f3
 
 /// Loads the corpus and its indexes into PostgreSQL's buffers (as much as fits), so
 /// the load test measures a service in steady state rather than its first minutes.
-pub async fn warm(pool: &PgPool) -> anyhow::Result<f64> {
+pub async fn warm(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     let started = Instant::now();
-    sqlx::raw_sql(
+    let sql = format!(
         "CREATE EXTENSION IF NOT EXISTS pg_prewarm;
          SELECT pg_prewarm(c.oid) FROM pg_class c
-          WHERE c.relname IN ('memories', 'memories_embedding_384', 'memories_user', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm',
-                              'events', 'events_embedding_384', 'events_user_time', 'events_tsv');",
-    )
-    .execute(pool)
-    .await
-    .context("cannot warm the buffers")?;
+          WHERE c.relname IN ('memories', 'memories_embedding_{dims}', 'memories_user', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm',
+                              'events', 'events_embedding_{dims}', 'events_user_time', 'events_tsv');",
+        dims = size.dims
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.context("cannot warm the buffers")?;
     Ok(started.elapsed().as_secs_f64())
 }

@@ -25,7 +25,7 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     let server = Database::open_named(&settings.database, &settings.home, Some("postgres")).await?;
     let bench = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
     bench.migrate().await?;
-    corpus::ensure(&bench.pool, CorpusSize::new(quick)).await?;
+    corpus::ensure(&bench.pool, CorpusSize::new(quick, &settings.embeddings)).await?;
     bench.close().await;
     let started = Instant::now();
     copy_corpus(&server.pool).await?;

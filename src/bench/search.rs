@@ -23,7 +23,7 @@ const QUESTIONS: &[&str] =
     &["what did we decide", "which database", "deployment plans", "favourite editor", "team size"];
 
 pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Result<Vec<Figure>> {
-    let size = CorpusSize::new(quick);
+    let size = CorpusSize::new(quick, &settings.embeddings);
     let (seconds, recall_queries) = if quick { (5, 20) } else { (20, 100) };
     let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
     db.migrate().await?;
@@ -34,7 +34,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let tenant = TenantId::parse(TENANT)?;
     super::jobs::run_job(&executor, "index_large_users", &Scope::tenant(tenant.clone())).await?;
     let index_seconds = indexed.elapsed().as_secs_f64();
-    let warm_seconds = corpus::warm(&db.pool).await?;
+    let warm_seconds = corpus::warm(&db.pool, size).await?;
     let (centroids, noise) = corpus::vectors(&db.pool).await?;
     let vectors = Arc::new((centroids, noise));
 
@@ -85,7 +85,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
             json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
         })
         .await?;
-    let recall = recall_at_10(&db.pool, &vectors, recall_queries, settings).await?;
+    let recall = recall_at_10(&db.pool, &vectors, recall_queries, size.dims, settings).await?;
 
     let mut figures = vec![
         Figure {
@@ -251,17 +251,18 @@ async fn recall_at_10(
     pool: &PgPool,
     vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>),
     queries: usize,
+    dims: i64,
     settings: &Settings,
 ) -> anyhow::Result<f64> {
-    let own_index = crate::search::has_own_index(pool, &TenantId::parse(TENANT)?, LARGE_USER, 384).await?;
+    let own_index = crate::search::has_own_index(pool, &TenantId::parse(TENANT)?, LARGE_USER, dims as usize).await?;
     let ef_search = if own_index { settings.search.user_index_ef_search } else { settings.search.ef_search };
     let mut rng = StdRng::seed_from_u64(42);
     // As the service does: `candidates` nearest from the index, the best 10 of them.
     let candidates = crate::search::candidates(10, &settings.search);
     let sql = format!(
-        "SELECT id FROM (SELECT id, embedding::vector(384) <=> $1 AS distance FROM memories
-                          WHERE tenant_id = 'bench' AND user_id = 'large' AND status = 'active' AND embedding_dims = 384
-                          ORDER BY embedding::vector(384) <=> $1 LIMIT {candidates}) nearest
+        "SELECT id FROM (SELECT id, embedding::vector({dims}) <=> $1 AS distance FROM memories
+                          WHERE tenant_id = 'bench' AND user_id = 'large' AND status = 'active' AND embedding_dims = {dims}
+                          ORDER BY embedding::vector({dims}) <=> $1 LIMIT {candidates}) nearest
           ORDER BY distance LIMIT 10"
     );
     let mut found = 0;

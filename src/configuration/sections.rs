@@ -246,10 +246,10 @@ pub enum EmbeddingProvider {
 #[serde(rename_all = "kebab-case")]
 pub enum LocalModelChoice {
     /// all-MiniLM-L6-v2: English, 384 dimensions.
-    #[default]
     Minilm,
     /// The Universal Sentence Encoder multilingual v3: 16 languages (Chinese among them),
     /// across languages, 512 dimensions.
+    #[default]
     UseMultilingual,
 }
 

@@ -2,8 +2,8 @@
 //!
 //! - all-MiniLM-L6-v2 (int8): English, 384 dimensions, mean pooling over the attention
 //!   mask, inputs truncated at 256 tokens;
-//! - the Universal Sentence Encoder multilingual v3 (int8): 16 languages and across
-//!   them, 512 dimensions, L2-normalised by the graph. Its SentencePiece tokenizer runs
+//! - the Universal Sentence Encoder multilingual v3 (int8), the default: 16 languages and
+//!   across them, 512 dimensions, L2-normalised by the graph. Its SentencePiece tokenizer runs
 //!   here (a unigram model with its NFKC map, `tokenizer.json`); the graph takes the ids
 //!   with the beginning and end markers and the row splits of the batch. Texts are
 //!   embedded one at a time: the graph quantizes its activations per call, so a batch

@@ -1,7 +1,8 @@
 //! Embeddings and LLM calls behind one interface each.
 //!
 //! [`Embedder`] turns texts into [`Embedding`]s with the built-in local model
-//! (all-MiniLM-L6-v2 on ONNX Runtime, the default) or any OpenAI-compatible endpoint.
+//! (on ONNX Runtime: the multilingual Universal Sentence Encoder by default, or the English
+//! all-MiniLM-L6-v2) or any OpenAI-compatible endpoint.
 //! [`Llm`] asks an OpenAI-compatible chat endpoint for structured output; with
 //! `llm.provider = none` there is no LLM and jobs use their non-LLM fallbacks.
 //! Remote calls are retried by error class under a per-call deadline ([`retry`]).

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::terms::{Terms, escape_like};
+use super::terms::Terms;
 use super::when::Window;
 use super::{Parts, SearchQuery, SearchResult};
 use crate::domain::{ResultKind, Role, TenantId};
@@ -44,15 +44,17 @@ impl EventLookup<'_> {
     }
 
     /// Ranks `candidates` (a `WITH` list ending in one named `candidates` with a
-    /// `scanned` count) with their keyword share: a term counts where the turn has a word
-    /// it begins (`paint` finds "painting", `go` not "ago"), unspaced scripts as substrings.
+    /// `scanned` count) with their keyword share, the weights of the terms it holds: a
+    /// term counts where the turn has a word it begins (`paint` finds "painting", `go`
+    /// not "ago"), unspaced scripts as substrings.
     fn ranked(&self, candidates: &str) -> String {
         format!(
             "WITH {candidates}
              SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity,
-                    ((SELECT count(*) FROM unnest($8::text[]) t WHERE to_tsvector('simple', c.content) @@ to_tsquery('simple', t))
-                     + (SELECT count(*) FROM unnest($12::text[]) t WHERE c.content ILIKE '%' || t || '%'))::float8
-                        / greatest(cardinality($8::text[]) + cardinality($12::text[]), 1),
+                    ((SELECT coalesce(sum(w), 0) FROM unnest($8::text[], $13::float8[]) u(t, w)
+                       WHERE to_tsvector('simple', c.content) @@ to_tsquery('simple', t))
+                     + (SELECT coalesce(sum(w), 0) FROM unnest($12::text[], $14::float8[]) u(t, w)
+                         WHERE c.content ILIKE '%' || t || '%'))::float8,
                     c.scanned
                FROM candidates c"
         )
@@ -114,8 +116,7 @@ impl EventLookup<'_> {
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<EventRow>> {
-        let words: Vec<String> = self.terms.words();
-        let like_terms: Vec<String> = self.terms.all.iter().filter(|t| !t.is_ascii()).map(|t| escape_like(t)).collect();
+        let (words, word_weights, like_terms, like_weights) = self.terms.for_turns();
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
@@ -129,6 +130,8 @@ impl EventLookup<'_> {
             .bind(self.phrase.map(|w| w.until))
             .bind(&self.terms.like_patterns)
             .bind(&like_terms)
+            .bind(&word_weights)
+            .bind(&like_weights)
             .fetch_all(conn)
             .await
     }

@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! similarity = cosine similarity of query and result embeddings
-//! keyword    = share of the query's terms the result contains (0..1)
+//! keyword    = weighted share of the query's terms the result contains (0..1), rare terms
+//!              weighing more (see [`terms`])
 //! relevance  = max(similarity, (similarity + keyword) / 2)      — keywords only ever help
 //! tier       = facts, insights: 0.8 + 0.2 × decay (engram_decay(), 0..1)
 //!              raw turns:       search.event_weight (0.8) for the user's own, that ×

@@ -139,6 +139,19 @@ impl Lookups {
         lookup.indexed(&mut *self.shared_graph.acquire().await?).await
     }
 
+    /// Weighs the query's terms by their rarity among the user's latest turns.
+    async fn weigh(&self, tenant: &TenantId, user: &str, terms: &mut Terms) -> sqlx::Result<()> {
+        let (escaped, _) = terms.weighted();
+        let (turns, counts): (i64, Vec<i64>) = sqlx::query_as(sqlx::AssertSqlSafe(super::terms::counts_sql()))
+            .bind(tenant.as_str())
+            .bind(user)
+            .bind(&escaped)
+            .fetch_one(&mut *self.scans.acquire().await?)
+            .await?;
+        terms.weigh(&counts, turns);
+        Ok(())
+    }
+
     /// Forgets what was learnt about a user who was just forgotten.
     pub fn forget_user(&self, tenant: &TenantId, user: &str) {
         self.large_users
@@ -187,7 +200,10 @@ pub async fn run(
         Some(vector) => vector.clone(),
         None => embedder.embed_one(&query.text).await?,
     };
-    let terms = terms(&query.text);
+    let mut terms = terms(&query.text);
+    if terms.all.len() > 1 {
+        lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
+    }
     let window = when::resolve(&query.text, now);
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
@@ -287,8 +303,7 @@ impl MemoryLookup<'_> {
         format!(
             "WITH {candidates}
              SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.valid_from, m.similarity,
-                    (SELECT count(*) FROM unnest($9::text[]) t WHERE {match_text} ILIKE '%' || t || '%')::float8
-                        / greatest(cardinality($9::text[]), 1),
+                    (SELECT coalesce(sum(w), 0) FROM unnest($9::text[], $16::float8[]) u(t, w) WHERE {contains})::float8,
                     engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
                                  coalesce(($10::jsonb ->> m.category)::float8, $11), $13),
                     m.scanned
@@ -297,7 +312,7 @@ impl MemoryLookup<'_> {
                     SELECT last_accessed_at, access_count FROM memory_access
                      WHERE tenant_id = $1 AND memory_id = m.id LIMIT 1) a ON true",
             // Only for the candidates: the words matched are a keyed fact's canonical statement too.
-            match_text = crate::memories::match_text_sql()
+            contains = super::terms::contains_sql(crate::memories::match_text_sql())
         )
     }
 
@@ -346,7 +361,7 @@ impl MemoryLookup<'_> {
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {
-        let like_terms: Vec<String> = self.terms.all.iter().map(|t| super::terms::escape_like(t)).collect();
+        let (like_terms, weights) = self.terms.weighted();
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
@@ -363,6 +378,7 @@ impl MemoryLookup<'_> {
             .bind(self.now)
             .bind(self.query.since)
             .bind(self.query.until)
+            .bind(&weights)
             .fetch_all(conn)
             .await
     }

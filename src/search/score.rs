@@ -16,7 +16,7 @@ use crate::domain::{ResultKind, Role};
 pub struct Explanation {
     /// Cosine similarity of the query and the result.
     pub similarity: f64,
-    /// The share of the query's terms the result contains.
+    /// The share of the query's terms the result contains, each weighing by its rarity.
     pub keyword: f64,
     /// max(similarity, (similarity + keyword) / 2).
     pub relevance: f64,

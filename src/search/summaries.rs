@@ -6,7 +6,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::query::candidates;
-use super::terms::{Terms, escape_like};
+use super::terms::Terms;
 use super::{Parts, SearchQuery, SearchResult};
 use crate::configuration::SearchSettings;
 use crate::domain::{ResultKind, TenantId};
@@ -59,14 +59,14 @@ pub async fn search(
     let sql = format!(
         "SELECT * FROM (SELECT {id}, summary, {updated}, {sources}, {span},
                 CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $3) ELSE 0 END AS similarity,
-                (SELECT count(*) FROM unnest($4::text[]) t WHERE summary ILIKE '%' || t || '%')::float8
-                    / greatest(cardinality($4::text[]), 1)
+                (SELECT coalesce(sum(w), 0) FROM unnest($4::text[], $9::float8[]) u(t, w) WHERE {contains})::float8
            FROM {table}
           WHERE tenant_id = $1 AND user_id = $2 AND {visible}) s
           WHERE ($7::timestamptz IS NULL OR s.span_end >= $7) AND ($8::timestamptz IS NULL OR s.span_start < $8)
-          ORDER BY similarity DESC LIMIT $6"
+          ORDER BY similarity DESC LIMIT $6",
+        contains = super::terms::contains_sql("summary")
     );
-    let like_terms: Vec<String> = terms.all.iter().map(|t| escape_like(t)).collect();
+    let (like_terms, weights) = terms.weighted();
     // id, summary, updated, sources, span start and end, similarity, lexical
     type SummaryRow = (String, String, Option<DateTime<Utc>>, Vec<Uuid>, DateTime<Utc>, DateTime<Utc>, f64, f64);
     let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -78,6 +78,7 @@ pub async fn search(
         .bind(candidates(query.limit, settings) as i64)
         .bind(query.since)
         .bind(query.until)
+        .bind(&weights)
         .fetch_all(conn)
         .await?;
     Ok(rows

@@ -1,9 +1,19 @@
 //! Query terms for the keyword half of search. Latin words go to PostgreSQL text
 //! search; scripts written without spaces (Chinese, Japanese) are split into
 //! character bigrams and matched as substrings, since word-splitting leaves
-//! `我叫李明` as one token and a search for `李明` must still find it.
+//! `我叫李明` as one token and a search for `李明` must still find it. A capital letter or a
+//! digit standing alone names something ("Project B", "plan 2"): it is a term that ranks
+//! (as a whole word), though too common to find candidates by.
+//!
+//! A result's keyword share is the weighted share of the query's terms it holds. A term's
+//! weight is its rarity among the user's recent turns (BM25's inverse document frequency
+//! over the last [`RECENT_TURNS`]): "Caroline" in a question to Caroline's memory, said
+//! in every other turn, counts for less than "pottery", said once.
 
 const MAX_TERMS: usize = 16;
+
+/// How many of the user's latest turns term weights are counted in.
+pub const RECENT_TURNS: i64 = 200;
 
 const STOPWORDS: &[&str] = &[
     "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
@@ -17,6 +27,8 @@ const STOPWORDS: &[&str] = &[
 pub struct Terms {
     /// Every term, lowercased: the lexical score is the share of them a text contains.
     pub all: Vec<String>,
+    /// Each term's weight (aligned with `all`; equal until [`Terms::weigh`]).
+    pub weights: Vec<f64>,
     /// A `to_tsquery('simple', …)` expression OR-ing the Latin terms ('' when none).
     pub tsquery: String,
     /// `ILIKE` patterns for the bigrams of unspaced scripts.
@@ -34,33 +46,94 @@ pub fn terms(query: &str) -> Terms {
             out.all.push(word);
         }
     }
+    out.weights = vec![1.0; out.all.len()];
     out.tsquery = out.words().join(" | ");
     out.like_patterns = out.all.iter().filter(|t| !t.is_ascii()).map(|t| format!("%{}%", escape_like(t))).collect();
     out
 }
 
 impl Terms {
-    /// One `to_tsquery('simple', …)` expression per Latin term: prefixes from four letters.
+    /// One `to_tsquery('simple', …)` expression per Latin term of two letters or more:
+    /// prefixes from four letters.
     pub fn words(&self) -> Vec<String> {
-        self.all
-            .iter()
-            .filter(|t| t.is_ascii())
-            .map(|t| if t.len() >= 4 { format!("{t}:*") } else { t.clone() })
-            .collect()
+        self.latin().filter(|(t, _)| t.len() >= 2).map(|(t, _)| tsquery_term(t)).collect()
+    }
+
+    /// Weighs the terms by their rarity: `counts[i]` of the user's `turns` latest turns hold `all[i]`.
+    pub fn weigh(&mut self, counts: &[i64], turns: i64) {
+        let (n, counts) = (turns as f64, counts.iter().map(|&c| c as f64));
+        self.weights = counts.map(|df| (1.0 + (n - df + 0.5) / (df + 0.5)).ln()).collect();
+        self.weights.resize(self.all.len(), 1.0);
+    }
+
+    /// Every term `ILIKE`-escaped, with its weight, the weights summing to 1: for
+    /// [`contains_sql`] matches.
+    pub fn weighted(&self) -> (Vec<String>, Vec<f64>) {
+        let escaped = self.all.iter().map(|t| escape_like(t)).collect();
+        (escaped, normalised(self.weights.iter().copied()))
+    }
+
+    /// What a turn's share counts, the weights summing to 1 over both: the Latin terms
+    /// as `to_tsquery` expressions (lone letters too) with their weights, and the unspaced
+    /// ones `ILIKE`-escaped with theirs.
+    pub fn for_turns(&self) -> (Vec<String>, Vec<f64>, Vec<String>, Vec<f64>) {
+        let unspaced: Vec<(&String, f64)> = self.pairs().filter(|(t, _)| !t.is_ascii()).collect();
+        let weights = normalised(self.latin().map(|(_, w)| w).chain(unspaced.iter().map(|(_, w)| *w)));
+        let (latin_weights, unspaced_weights) = weights.split_at(weights.len() - unspaced.len());
+        let escaped = unspaced.iter().map(|(t, _)| escape_like(t)).collect();
+        let latin = self.latin().map(|(t, _)| tsquery_term(t)).collect();
+        (latin, latin_weights.to_vec(), escaped, unspaced_weights.to_vec())
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&String, f64)> {
+        self.all.iter().zip(self.weights.iter().copied())
+    }
+
+    fn latin(&self) -> impl Iterator<Item = (&String, f64)> {
+        self.pairs().filter(|(t, _)| t.is_ascii())
     }
 }
 
+/// Prefixes from four letters.
+fn tsquery_term(term: &str) -> String {
+    if term.len() >= 4 { format!("{term}:*") } else { term.to_owned() }
+}
+
+fn normalised(weights: impl Iterator<Item = f64>) -> Vec<f64> {
+    let weights: Vec<f64> = weights.collect();
+    let total: f64 = weights.iter().sum();
+    weights.iter().map(|w| if total > 0.0 { w / total } else { 0.0 }).collect()
+}
+
+/// SQL: the user's latest [`RECENT_TURNS`] turns and, per term of `$3` (`ILIKE`-escaped),
+/// how many of them hold it: the counts [`Terms::weigh`] takes.
+pub fn counts_sql() -> String {
+    format!(
+        "WITH recent AS MATERIALIZED (
+             SELECT content FROM events WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at DESC LIMIT {RECENT_TURNS})
+         SELECT (SELECT count(*) FROM recent),
+                array(SELECT (SELECT count(*) FROM recent WHERE {contains}) FROM unnest($3::text[]) WITH ORDINALITY u(t, n) ORDER BY n)",
+        contains = contains_sql("content")
+    )
+}
+
 /// The words of `text` as keyword search sees them: Latin words lowercased (at least two
-/// letters, stopwords dropped), and unspaced scripts as character bigrams.
+/// letters, stopwords dropped; a lone capital other than "I" or a digit when it does not
+/// begin a sentence), and unspaced scripts as character bigrams.
 pub fn words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
-    for token in text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()) {
-        if token.is_ascii() {
+    let mut sentence_start = true;
+    for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let token = piece.trim_end_matches(|c: char| !c.is_alphanumeric());
+        let ends_sentence = piece[token.len()..].contains(['.', '?', '!', '\n']);
+        if token.is_ascii() && !token.is_empty() {
             let word = token.to_ascii_lowercase();
-            if word.len() >= 2 && !STOPWORDS.contains(&word.as_str()) {
+            let names =
+                !sentence_start && token != "I" && token.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+            if (word.len() >= 2 && !STOPWORDS.contains(&word.as_str())) || (word.len() == 1 && names) {
                 words.push(word);
             }
-        } else {
+        } else if !token.is_empty() {
             let chars: Vec<char> = token.chars().collect();
             if chars.len() <= 2 {
                 words.push(token.to_lowercase());
@@ -68,8 +141,19 @@ pub fn words(text: &str) -> Vec<String> {
                 words.extend(chars.windows(2).map(|pair| pair.iter().collect::<String>().to_lowercase()));
             }
         }
+        if !token.is_empty() || ends_sentence {
+            sentence_start = ends_sentence;
+        }
     }
     words
+}
+
+/// SQL: whether `text` holds the term `t` (`ILIKE`-escaped), Latin terms of one or two
+/// characters as whole words (`b` in "Project B", not in "by"), others as substrings.
+pub fn contains_sql(text: &str) -> String {
+    format!(
+        r"CASE WHEN t ~ '^[a-z0-9]{{1,2}}$' THEN ({text}) ~* ('\m' || t || '\M') ELSE ({text}) ILIKE '%' || t || '%' END"
+    )
 }
 
 /// Escapes `%`, `_` and `\` for a literal `ILIKE` match.
@@ -90,6 +174,14 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_capital_or_digit_ranks_but_finds_no_candidates() {
+        let t = terms("Which database does project B use? A plan for team 7, I think");
+        assert_eq!(t.all, vec!["database", "project", "b", "plan", "team", "7", "think"]);
+        assert_eq!(t.tsquery, "database:* | project:* | plan:* | team:* | think:*");
+        assert_eq!(terms("which database does project a use").all, vec!["database", "project"]);
+    }
+
+    #[test]
     fn unspaced_scripts_become_bigrams() {
         let t = terms("李明");
         assert_eq!(t.all, vec!["李明"]);
@@ -97,6 +189,23 @@ mod tests {
         let t = terms("李明在哪");
         assert_eq!(t.all, vec!["李明", "明在", "在哪"]);
         assert_eq!(t.tsquery, "");
+    }
+
+    #[test]
+    fn rare_terms_weigh_more_and_every_share_sums_to_one() {
+        let mut t = terms("what did Caroline paint, 画画");
+        assert_eq!(t.all, vec!["caroline", "paint", "画画"]);
+        t.weigh(&[150, 2, 0], 200);
+        assert!(t.weights[0] < t.weights[1] && t.weights[1] < t.weights[2], "{:?}", t.weights);
+        let (escaped, weights) = t.weighted();
+        assert_eq!(escaped, t.all);
+        assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let (words, word_weights, unspaced, unspaced_weights) = t.for_turns();
+        assert_eq!((words, unspaced), (vec!["caroline:*".to_owned(), "paint:*".to_owned()], vec!["画画".to_owned()]));
+        assert!((word_weights.iter().chain(&unspaced_weights).sum::<f64>() - 1.0).abs() < 1e-9);
+        let mut none = terms("caroline paint");
+        none.weigh(&[0, 0], 0);
+        assert_eq!(none.weights[0], none.weights[1], "a user with no turns weighs terms alike");
     }
 
     #[test]

@@ -263,7 +263,11 @@ async fn reflection_keeps_valid_insights_ignores_foreign_ids_and_resolves_contra
             .unwrap();
     assert_eq!(
         (content.as_str(), derived, dims),
-        ("Eve optimises for performance, from language choice to latency.", vec![rust, perf], Some(384))
+        (
+            "Eve optimises for performance, from language choice to latency.",
+            vec![rust, perf],
+            Some(app.embedder.dims() as i32)
+        )
     );
     let (status, reason): (String, String) = sqlx::query_as(
         "SELECT m.status, h.reason FROM memories m JOIN memory_history h ON h.memory_id = m.id AND h.action = 'superseded' WHERE m.id = $1",

@@ -1,12 +1,22 @@
-//! The built-in local embedding model, on the files `scripts/bootstrap` installs.
+//! The built-in local embedding models, on the files `scripts/bootstrap` installs.
 
-use engram::configuration::EmbeddingSettings;
+use engram::configuration::{EmbeddingSettings, LocalModelChoice};
 use engram::metrics::Metrics;
 use engram::models::Embedder;
 
-fn local() -> Embedder {
-    Embedder::from_settings(&EmbeddingSettings::default(), std::path::Path::new(".engram"), Metrics::new())
+const BOTH: [LocalModelChoice; 2] = [LocalModelChoice::UseMultilingual, LocalModelChoice::Minilm];
+
+fn local(local_model: LocalModelChoice) -> Embedder {
+    let settings = EmbeddingSettings { local_model, cache_entries: 0, ..Default::default() };
+    Embedder::from_settings(&settings, std::path::Path::new(".engram"), Metrics::new())
         .expect("the local model is installed by scripts/bootstrap")
+}
+
+#[test]
+fn the_default_is_the_multilingual_model() {
+    let embedder = Embedder::from_settings(&EmbeddingSettings::default(), ".engram".as_ref(), Metrics::new()).unwrap();
+
+    assert_eq!((embedder.model(), embedder.dims()), ("universal-sentence-encoder-multilingual-3", 512));
 }
 
 fn texts(items: &[&str]) -> Vec<String> {
@@ -15,63 +25,73 @@ fn texts(items: &[&str]) -> Vec<String> {
 
 #[tokio::test]
 async fn related_sentences_score_far_above_unrelated_ones() {
-    let embedder = local();
-    let e = embedder
-        .embed(&texts(&["I moved our database to PostgreSQL", "we migrated the DB to Postgres", "my cat likes tuna"]))
-        .await
-        .unwrap();
+    for choice in BOTH {
+        let embedder = local(choice);
+        let e = embedder
+            .embed(&texts(&[
+                "I moved our database to PostgreSQL",
+                "we migrated the DB to Postgres",
+                "my cat likes tuna",
+            ]))
+            .await
+            .unwrap();
 
-    let related = e[0].cosine(&e[1]);
-    let unrelated = e[0].cosine(&e[2]);
+        let related = e[0].cosine(&e[1]);
+        let unrelated = e[0].cosine(&e[2]);
 
-    assert!(related > 0.5, "related {related}");
-    assert!(related - unrelated > 0.35, "related {related} vs unrelated {unrelated}");
+        assert!(related > 0.5, "{choice:?}: related {related}");
+        assert!(related - unrelated > 0.35, "{choice:?}: related {related} vs unrelated {unrelated}");
+    }
 }
 
 #[tokio::test]
-async fn embeddings_are_deterministic_normalised_and_384_dimensional() {
-    let embedder = local();
-    assert_eq!((embedder.model(), embedder.dims()), ("all-MiniLM-L6-v2", 384));
+async fn embeddings_are_deterministic_normalised_and_of_their_models_dimension() {
+    for (choice, name, dims) in [
+        (LocalModelChoice::UseMultilingual, "universal-sentence-encoder-multilingual-3", 512),
+        (LocalModelChoice::Minilm, "all-MiniLM-L6-v2", 384),
+    ] {
+        let settings = EmbeddingSettings { local_model: choice, ..Default::default() };
+        let cached = Embedder::from_settings(&settings, ".engram".as_ref(), Metrics::new()).unwrap();
+        assert_eq!((cached.model(), cached.dims()), (name, dims));
 
-    let a = embedder.embed(&texts(&["The backend framework is FastAPI"])).await.unwrap().remove(0);
-    let fresh = Embedder::from_settings(
-        &EmbeddingSettings { cache_entries: 0, ..Default::default() },
-        std::path::Path::new(".engram"),
-        Metrics::new(),
-    )
-    .unwrap();
-    let b = fresh.embed(&texts(&["The backend framework is FastAPI"])).await.unwrap().remove(0);
+        let a = cached.embed(&texts(&["The backend framework is FastAPI"])).await.unwrap().remove(0);
+        let a_again = cached.embed(&texts(&["The backend framework is FastAPI"])).await.unwrap().remove(0);
+        let b = local(choice).embed(&texts(&["The backend framework is FastAPI"])).await.unwrap().remove(0);
 
-    assert_eq!(a.dims(), 384);
-    let norm: f32 = a.as_slice().iter().map(|v| v * v).sum::<f32>().sqrt();
-    assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
-    assert_eq!(a, b, "the same text gives the same vector, cached or not");
+        assert_eq!(a.dims(), dims);
+        let norm: f32 = a.as_slice().iter().map(|v| v * v).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{choice:?}: norm {norm}");
+        assert_eq!(a, a_again, "{choice:?}: a cached text gives the same vector");
+        assert_eq!(a, b, "{choice:?}: the same text gives the same vector, cached or not");
+    }
 }
 
 #[tokio::test]
 async fn a_batch_gives_the_same_vectors_as_single_calls() {
-    let settings = EmbeddingSettings { cache_entries: 0, ..Default::default() };
-    let embedder = Embedder::from_settings(&settings, std::path::Path::new(".engram"), Metrics::new()).unwrap();
-    let items =
-        texts(&["short", "a somewhat longer sentence about Kubernetes clusters", "我叫李明，我在北京工作", "ok"]);
+    for choice in BOTH {
+        let embedder = local(choice);
+        let items =
+            texts(&["short", "a somewhat longer sentence about Kubernetes clusters", "我叫李明，我在北京工作", "ok"]);
 
-    let batch = embedder.embed(&items).await.unwrap();
+        let batch = embedder.embed(&items).await.unwrap();
 
-    for (text, batched) in items.iter().zip(&batch) {
-        let single = embedder.embed_one(text).await.unwrap();
-        let similarity = single.cosine(batched);
-        assert!(similarity > 0.9999, "{text}: {similarity}");
+        for (text, batched) in items.iter().zip(&batch) {
+            let single = embedder.embed_one(text).await.unwrap();
+            let similarity = single.cosine(batched);
+            assert!(similarity > 0.9999, "{choice:?}, {text}: {similarity}");
+        }
     }
 }
 
 #[tokio::test]
 async fn long_inputs_are_truncated_not_rejected() {
-    let embedder = local();
-    let long = "PostgreSQL is our database. ".repeat(400);
+    for choice in BOTH {
+        let long = "PostgreSQL is our database. ".repeat(400);
 
-    let e = embedder.embed_one(&long).await.unwrap();
+        let e = local(choice).embed_one(&long).await.unwrap();
 
-    assert_eq!(e.dims(), 384);
+        assert_eq!(e.dims(), choice.dims(), "{choice:?}");
+    }
 }
 
 #[test]

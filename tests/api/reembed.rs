@@ -12,8 +12,13 @@ use crate::consolidation::{day, run_at, say};
 use crate::helpers::{spawn_app_with, test_settings};
 use crate::jobs::{executor, job_dir};
 
-fn multilingual() -> EmbeddingSettings {
-    EmbeddingSettings { local_model: LocalModelChoice::UseMultilingual, ..Default::default() }
+fn built_in(local_model: LocalModelChoice) -> EmbeddingSettings {
+    EmbeddingSettings { local_model, ..Default::default() }
+}
+
+fn embedder(local_model: LocalModelChoice) -> Arc<engram::models::Embedder> {
+    let settings = built_in(local_model);
+    Arc::new(engram::models::Embedder::from_settings(&settings, ".engram".as_ref(), Default::default()).unwrap())
 }
 
 async fn models_in(db: &engram::db::Database, table: &str) -> Vec<(Option<String>, Option<i32>)> {
@@ -28,7 +33,7 @@ async fn models_in(db: &engram::db::Database, table: &str) -> Vec<(Option<String
 #[tokio::test]
 async fn reembed_moves_every_vector_to_the_new_model_while_lookups_answer() {
     let mut settings = test_settings();
-    settings.embeddings.local_model = LocalModelChoice::Minilm;
+    settings.embeddings = built_in(LocalModelChoice::Minilm);
     let app = spawn_app_with(settings).await;
     let key = app.key("acme", "read,ingest").await;
     let jobs = job_dir(&[
@@ -37,7 +42,8 @@ async fn reembed_moves_every_vector_to_the_new_model_while_lookups_answer() {
         ("embed_events", "schedule = \"0 0 * * * *\""),
         ("reembed", "schedule = \"0 0 * * * *\"\n[params]\nbatch_size = 2"),
     ]);
-    let old = executor(&app.db, &jobs);
+    let mut old = executor(&app.db, &jobs);
+    old.models.embedder = embedder(LocalModelChoice::Minilm);
     say(&app, &key, "alice", "s1", day(1, 9), &["We use PostgreSQL as our main database.", "I live in Lisbon."]).await;
     for job in ["embed_events", "extract_facts", "summarize_sessions"] {
         run_at(&old, job, day(2, 9), false).await;
@@ -48,15 +54,12 @@ async fn reembed_moves_every_vector_to_the_new_model_while_lookups_answer() {
 
     // The installation switches to the multilingual model: a new API process, a worker with it.
     let mut settings = test_settings();
-    settings.embeddings = multilingual();
+    settings.embeddings = built_in(LocalModelChoice::UseMultilingual);
     let new_api = Application::build(settings, app.db.clone()).await.unwrap();
     let new_address = format!("http://127.0.0.1:{}", new_api.port());
     tokio::spawn(new_api.run_until_stopped());
     let mut new = executor(&app.db, &jobs);
-    new.models.embedder = Arc::new(
-        engram::models::Embedder::from_settings(&multilingual(), std::path::Path::new(".engram"), Default::default())
-            .expect("the multilingual model is installed"),
-    );
+    new.models.embedder = embedder(LocalModelChoice::UseMultilingual);
     let search = |query: &str| {
         let (client, url, key) = (app.client.clone(), format!("{new_address}/v1/search"), key.clone());
         let body = json!({"user_id": "alice", "query": query, "kinds": ["fact", "event"]});

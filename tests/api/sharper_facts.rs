@@ -127,22 +127,12 @@ async fn five_phrasings_of_one_choice_end_as_one_memory_with_five_sources() {
     assert!(active.iter().any(|(c, ..)| c.contains("PostgreSQL")), "another fact never merges in: {active:?}");
 }
 
-/// With the multilingual built-in model (`embeddings.local_model = "use-multilingual"`).
+/// The default built-in model is multilingual.
 #[tokio::test]
-async fn the_multilingual_model_answers_across_languages_and_keeps_unrelated_questions_empty() {
-    let mut settings = crate::helpers::test_settings();
-    settings.embeddings.local_model = engram::configuration::LocalModelChoice::UseMultilingual;
-    let app = crate::helpers::spawn_app_with(settings.clone()).await;
+async fn the_default_model_answers_across_languages_and_keeps_unrelated_questions_empty() {
+    let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
-    let mut executor = executor(&app.db, &job_dir(JOBS));
-    executor.models.embedder = std::sync::Arc::new(
-        engram::models::Embedder::from_settings(
-            &settings.embeddings,
-            std::path::Path::new(".engram"),
-            Default::default(),
-        )
-        .unwrap(),
-    );
+    let executor = executor(&app.db, &job_dir(JOBS));
     say(
         &app,
         &key,
