@@ -54,13 +54,19 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     )
     .execute(pool)
     .await?;
-    let existing: Option<(i64, i64, i64, i64, Option<i64>, Option<i64>)> =
-        sqlx::query_as("SELECT users, per_user, large_user, planted_every, events, dims FROM bench_corpus_size")
-            .fetch_optional(pool)
-            .await?;
-    let wanted =
-        (size.users, size.per_user, size.large_user, size.planted_every, Some(size.generated()), Some(size.dims));
-    if existing == Some(wanted) {
+    let built: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT FROM bench_corpus_size WHERE users = $1 AND per_user = $2 AND large_user = $3
+                                                         AND planted_every = $4 AND events = $5 AND dims = $6)",
+    )
+    .bind(size.users)
+    .bind(size.per_user)
+    .bind(size.large_user)
+    .bind(size.planted_every)
+    .bind(size.generated())
+    .bind(size.dims)
+    .fetch_one(pool)
+    .await?;
+    if built {
         return Ok(0.0);
     }
     let started = Instant::now();

@@ -25,7 +25,7 @@ const STOPWORDS: &[&str] = &[
 
 #[derive(Debug, Default, PartialEq)]
 pub struct Terms {
-    /// Every term, lowercased: the lexical score is the share of them a text contains.
+    /// Every term, lowercased: the lexical score is the weighted share of them a text contains.
     pub all: Vec<String>,
     /// Each term's weight (aligned with `all`; equal until [`Terms::weigh`]).
     pub weights: Vec<f64>,
