@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use anyhow::Context;
-use sqlx::PgPool;
+use sqlx::{PgPool, Row};
 
 use crate::configuration::{EmbeddingProvider, EmbeddingSettings};
 
@@ -54,18 +54,14 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     )
     .execute(pool)
     .await?;
-    let built: bool = sqlx::query_scalar(
+    let built = with_size(
         "SELECT EXISTS (SELECT FROM bench_corpus_size WHERE users = $1 AND per_user = $2 AND large_user = $3
                                                          AND planted_every = $4 AND events = $5 AND dims = $6)",
+        size,
     )
-    .bind(size.users)
-    .bind(size.per_user)
-    .bind(size.large_user)
-    .bind(size.planted_every)
-    .bind(size.generated())
-    .bind(size.dims)
     .fetch_one(pool)
-    .await?;
+    .await?
+    .get::<bool, _>(0);
     if built {
         return Ok(0.0);
     }
@@ -173,19 +169,28 @@ pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     .execute(pool)
     .await
     .context("cannot index the corpus")?;
-    sqlx::query(
+    with_size(
         "INSERT INTO bench_corpus_size (users, per_user, large_user, planted_every, events, dims)
          VALUES ($1, $2, $3, $4, $5, $6)",
+        size,
     )
-    .bind(size.users)
-    .bind(size.per_user)
-    .bind(size.large_user)
-    .bind(size.planted_every)
-    .bind(size.generated())
-    .bind(size.dims)
     .execute(pool)
     .await?;
     Ok(started.elapsed().as_secs_f64())
+}
+
+/// `sql` with what identifies a corpus of `size` bound as `$1` … `$6`.
+fn with_size(
+    sql: &'static str,
+    size: CorpusSize,
+) -> sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    sqlx::query(sql)
+        .bind(size.users)
+        .bind(size.per_user)
+        .bind(size.large_user)
+        .bind(size.planted_every)
+        .bind(size.generated())
+        .bind(size.dims)
 }
 
 /// How many memories the corpus holds, planted near-duplicates included.

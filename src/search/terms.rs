@@ -15,12 +15,15 @@ const MAX_TERMS: usize = 16;
 /// How many of the user's latest turns term weights are counted in.
 pub const RECENT_TURNS: i64 = 200;
 
+/// Words too common to tell texts apart; "user" is how an agent says "I" of the person
+/// whose memory it asks.
 const STOPWORDS: &[&str] = &[
     "a", "about", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
     "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in",
     "into", "is", "it", "its", "just", "me", "my", "no", "not", "now", "of", "on", "or", "our", "she", "so", "than",
-    "that", "the", "their", "them", "then", "there", "they", "this", "to", "us", "use", "used", "uses", "using", "was",
-    "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your",
+    "that", "the", "their", "them", "then", "there", "they", "this", "to", "us", "use", "used", "uses", "using",
+    "user", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you",
+    "your",
 ];
 
 #[derive(Debug, Default, PartialEq)]
@@ -59,9 +62,12 @@ impl Terms {
         self.latin().filter(|(t, _)| t.len() >= 2).map(|(t, _)| tsquery_term(t)).collect()
     }
 
-    /// Weighs the terms by their rarity: `counts[i]` of the user's `turns` latest turns hold `all[i]`.
+    /// Weighs the terms by their rarity: `counts[i]` of the user's `turns` latest turns hold
+    /// `all[i]`. A term none of them holds weighs as one said once: turns are not all a user
+    /// has (a keyed fact's canonical statement names its key), and a word of the question
+    /// found nowhere must not outweigh the ones found.
     pub fn weigh(&mut self, counts: &[i64], turns: i64) {
-        let (n, counts) = (turns as f64, counts.iter().map(|&c| c as f64));
+        let (n, counts) = (turns.max(1) as f64, counts.iter().map(|&c| c.max(1) as f64));
         self.weights = counts.map(|df| (1.0 + (n - df + 0.5) / (df + 0.5)).ln()).collect();
         self.weights.resize(self.all.len(), 1.0);
     }
