@@ -32,11 +32,13 @@
 //! Lookups are read-only SQL; access statistics go through [`crate::access`].
 
 mod events;
+mod lookups;
 mod query;
 mod score;
 mod summaries;
 pub mod when;
-pub use query::{candidates, has_own_index};
+pub use lookups::has_own_index;
+pub use query::candidates;
 pub mod terms;
 
 use chrono::{DateTime, Utc};
@@ -48,7 +50,8 @@ use crate::domain::{Kind, ResultKind, Role, UserId, ValidationError};
 use crate::memories::{self, CATEGORIES};
 use crate::models::Embedding;
 
-pub use query::{Lookups, SearchError, run};
+pub use lookups::Lookups;
+pub use query::{SearchError, run};
 pub use score::{Explanation, Parts, Tier};
 
 /// `POST /v1/search` as the client sends it.

@@ -6,11 +6,22 @@ use serde_json::{Value, json};
 use crate::consolidation::{day, run_at, say};
 use crate::helpers::{TestApp, spawn_app};
 use crate::jobs::{executor, job_dir};
+use engram::jobs::Executor;
 
 const JOBS: &[(&str, &str)] = &[
     ("extract_facts", "schedule = \"0 0 * * * *\""),
     ("evict", "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = 1.0"),
 ];
+
+/// A fresh engram that heard `user` say `said` on day 1 and ran `extract_facts` after.
+async fn extracted(user: &str, said: &[&str]) -> (TestApp, String, Executor) {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(&app.db, &job_dir(JOBS));
+    say(&app, &key, user, "s1", day(1, 9), said).await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    (app, key, executor)
+}
 
 async fn top(app: &TestApp, key: &str, user: &str, query: &str) -> Value {
     let found = app.search(key, &json!({"user_id": user, "query": query})).await;
@@ -19,11 +30,7 @@ async fn top(app: &TestApp, key: &str, user: &str, query: &str) -> Value {
 
 #[tokio::test]
 async fn facts_about_named_projects_are_kept_apart() {
-    let app = spawn_app().await;
-    let key = app.key("acme", "read,ingest").await;
-    let executor = executor(&app.db, &job_dir(JOBS));
-    say(&app, &key, "eve", "s1", day(1, 9), &["Project A uses PostgreSQL.", "Project B uses MySQL."]).await;
-    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    let (app, key, _) = extracted("eve", &["Project A uses PostgreSQL.", "Project B uses MySQL."]).await;
 
     let b = top(&app, &key, "eve", "which database does project B use").await;
     assert_eq!(b["content"], "Project B uses MySQL.", "{b}");
@@ -55,19 +62,8 @@ async fn a_migration_answers_the_question_about_the_key_and_now_states_a_change(
 
 #[tokio::test]
 async fn an_introduction_is_the_users_name_job_and_city_and_outlives_a_maybe() {
-    let app = spawn_app().await;
-    let key = app.key("acme", "read,ingest").await;
-    let executor = executor(&app.db, &job_dir(JOBS));
-    say(
-        &app,
-        &key,
-        "dan",
-        "s1",
-        day(1, 9),
-        &["I'm Daniel Okafor, a nurse at a clinic in Leeds.", "I might take up pottery one day, maybe."],
-    )
-    .await;
-    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    let said = ["I'm Daniel Okafor, a nurse at a clinic in Leeds.", "I might take up pottery one day, maybe."];
+    let (app, key, executor) = extracted("dan", &said).await;
 
     let keyed: Vec<(String, f32)> = sqlx::query_as(
         "SELECT key || '=' || value, importance FROM memories WHERE user_id = 'dan' AND key IS NOT NULL ORDER BY key",
@@ -130,19 +126,8 @@ async fn five_phrasings_of_one_choice_end_as_one_memory_with_five_sources() {
 /// The default built-in model is multilingual.
 #[tokio::test]
 async fn the_default_model_answers_across_languages_and_keeps_unrelated_questions_empty() {
-    let app = spawn_app().await;
-    let key = app.key("acme", "read,ingest").await;
-    let executor = executor(&app.db, &job_dir(JOBS));
-    say(
-        &app,
-        &key,
-        "li",
-        "s1",
-        day(1, 9),
-        &["我们用 MySQL 做主数据库。", "我养了一只猫，叫咪咪。", "我喜欢喝乌龙茶。"],
-    )
-    .await;
-    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    let (app, key, _) =
+        extracted("li", &["我们用 MySQL 做主数据库。", "我养了一只猫，叫咪咪。", "我喜欢喝乌龙茶。"]).await;
 
     let database = top(&app, &key, "li", "database").await;
     assert!(database["content"].as_str().unwrap().contains("MySQL"), "an English query finds it: {database}");

@@ -1,0 +1,176 @@
+//! The lookup connections, preset with pgvector's iterative index scan so a per-user
+//! filter still yields enough neighbours from the HNSW index, and the way each lookup takes.
+//!
+//! Two ways to find a user's candidates, because the right one depends on how many
+//! memories the user has:
+//! - **Scan** (most users): read the user's rows once, at most `search.scan_limit`,
+//!   computing similarity and keyword match on each, on connections that cache one
+//!   generic plan per statement (it has one sensible shape): no planning per lookup.
+//! - **Index** (users with more): the HNSW index for the nearest and the text indexes
+//!   for keyword matches, on connections that plan each lookup with its parameters, as
+//!   whether an index or the user's rows are cheaper is a per-user matter.
+//!
+//! A scan that finds more rows than that hands over to the index way, and the
+//! user is remembered as large for [`LARGE_USER_TTL`], together with whether they have
+//! an HNSW index of their own (`index_large_users`, a partial index on their ids). Those
+//! who have one are looked up on connections whose `ef_search` is the shorter
+//! `search.user_index_ef_search`: every node of that graph is theirs.
+//!
+//! Their lookups are planned per lookup too: whether the text indexes or the user's own
+//! rows find keyword matches cheaper depends on how common the words are. A word in
+//! many memories of every tenant makes the text index yield all of them (220 ms for the
+//! 100,000-memory user), where reading the user's rows finds 20 matches in 0.1 ms; only
+//! a plan made with the lookup's words can tell. Planning costs about 0.8 ms.
+//!
+//! Unlike other tenant work, lookups do not run under the row-level-security role:
+//! the text-search operators are not leakproof, so under a policy PostgreSQL must
+//! check the policy before them and cannot use the text indexes, which turns a
+//! keyword lookup for a user with 100,000 memories into a scan of all of them
+//! (240 ms instead of 1 ms). Every statement here filters by the tenant itself
+//! (`tenant_id = $1`), and the isolation tests check every route.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sqlx::PgPool;
+use sqlx::postgres::PgConnectOptions;
+
+use super::SearchResult;
+use super::events::EventLookup;
+use super::query::MemoryLookup;
+use super::terms::Terms;
+use crate::configuration::SearchSettings;
+use crate::domain::TenantId;
+
+/// How long a user found large stays on the index way before a scan looks again.
+pub const LARGE_USER_TTL: Duration = Duration::from_secs(600);
+/// Large users remembered at most; past it the memory starts afresh.
+const LARGE_USERS_KEPT: usize = 100_000;
+
+/// The lookup connections, and the users they found too large to scan.
+pub struct Lookups {
+    /// For scans and summaries: plans cached per connection (`force_generic_plan`).
+    pub(super) scans: PgPool,
+    /// For the index way through the shared graph: planned for each lookup
+    /// (`force_custom_plan`), `search.ef_search`.
+    shared_graph: PgPool,
+    /// For users with an HNSW index of their own: planned for each lookup,
+    /// `search.user_index_ef_search`.
+    own_graphs: PgPool,
+    large_users: Mutex<HashMap<(TenantId, String), LargeUser>>,
+    /// Users found with more raw turns than a scan reads.
+    large_event_users: Mutex<HashMap<(TenantId, String), Instant>>,
+}
+
+#[derive(Clone, Copy)]
+struct LargeUser {
+    found: Instant,
+    own_index: bool,
+}
+
+impl Lookups {
+    /// Connections to the read database, with pgvector's iterative index scan and
+    /// `ef_search` set once per connection, so a lookup is one statement and one round
+    /// trip. The index way gets a quarter of `max_connections` (at least 2) for each graph.
+    pub fn new(read: &PgConnectOptions, settings: &SearchSettings, max_connections: u32) -> Self {
+        let pool = |plans: &str, ef_search: u32, size: u32| {
+            let options = read.clone().options([
+                ("hnsw.iterative_scan", "relaxed_order".to_owned()),
+                ("hnsw.ef_search", ef_search.to_string()),
+                ("plan_cache_mode", plans.to_owned()),
+            ]);
+            crate::db::pool_options(size).connect_lazy_with(options)
+        };
+        Self {
+            scans: pool("force_generic_plan", settings.ef_search, max_connections),
+            shared_graph: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
+            own_graphs: pool("force_custom_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
+            large_users: Mutex::default(),
+            large_event_users: Mutex::default(),
+        }
+    }
+
+    /// Facts and insights: a scan, or the index way for a user with too many.
+    pub(super) async fn memories(&self, lookup: &MemoryLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
+        let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
+        let large = match self.large(tenant, user) {
+            Some(large) => large,
+            None => {
+                if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+                    return Ok(found);
+                }
+                let own_index = has_own_index(&self.shared_graph, tenant, user, lookup.vector.dims()).await?;
+                self.remember_large(tenant, user, own_index)
+            }
+        };
+        let graph = if large.own_index { &self.own_graphs } else { &self.shared_graph };
+        lookup.indexed(&mut *graph.acquire().await?).await
+    }
+
+    /// Raw turns: a scan, or the index way for a user with too many.
+    pub(super) async fn events(&self, lookup: &EventLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
+        let key = (lookup.tenant.clone(), lookup.query.user.to_string());
+        let large = {
+            let large = self.large_event_users.lock().expect("never poisoned: no panics under the lock");
+            large.get(&key).is_some_and(|found| found.elapsed() < LARGE_USER_TTL)
+        };
+        if !large {
+            if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+                return Ok(found);
+            }
+            let mut large = self.large_event_users.lock().expect("never poisoned: no panics under the lock");
+            if large.len() >= LARGE_USERS_KEPT {
+                large.clear();
+            }
+            large.insert(key, Instant::now());
+        }
+        lookup.indexed(&mut *self.shared_graph.acquire().await?).await
+    }
+
+    /// Weighs the query's terms by their rarity among the user's latest turns.
+    pub(super) async fn weigh(&self, tenant: &TenantId, user: &str, terms: &mut Terms) -> sqlx::Result<()> {
+        let (escaped, _) = terms.weighted();
+        let (turns, counts): (i64, Vec<i64>) = sqlx::query_as(sqlx::AssertSqlSafe(super::terms::counts_sql()))
+            .bind(tenant.as_str())
+            .bind(user)
+            .bind(&escaped)
+            .fetch_one(&mut *self.scans.acquire().await?)
+            .await?;
+        terms.weigh(&counts, turns);
+        Ok(())
+    }
+
+    /// Forgets what was learnt about a user who was just forgotten.
+    pub fn forget_user(&self, tenant: &TenantId, user: &str) {
+        self.large_users
+            .lock()
+            .expect("never poisoned: no panics under the lock")
+            .remove(&(tenant.clone(), user.to_owned()));
+        self.large_event_users
+            .lock()
+            .expect("never poisoned: no panics under the lock")
+            .remove(&(tenant.clone(), user.to_owned()));
+    }
+
+    fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
+        let large = self.large_users.lock().expect("never poisoned: no panics under the lock");
+        large.get(&(tenant.clone(), user.to_owned())).filter(|large| large.found.elapsed() < LARGE_USER_TTL).copied()
+    }
+
+    fn remember_large(&self, tenant: &TenantId, user: &str, own_index: bool) -> LargeUser {
+        let mut large = self.large_users.lock().expect("never poisoned: no panics under the lock");
+        if large.len() >= LARGE_USERS_KEPT {
+            large.clear();
+        }
+        let found = LargeUser { found: Instant::now(), own_index };
+        large.insert((tenant.clone(), user.to_owned()), found);
+        found
+    }
+}
+
+/// Whether the user has a valid HNSW index of their own for vectors of `dims`.
+pub async fn has_own_index(pool: &PgPool, tenant: &TenantId, user: &str, dims: usize) -> sqlx::Result<bool> {
+    let index = crate::user_indexes::own_index(pool, tenant.as_str(), user, dims).await?;
+    Ok(index.is_some_and(|(_, valid)| valid))
+}
