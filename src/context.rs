@@ -6,11 +6,14 @@
 //!    first, within `search.context_working_share` of the budget (0.3).
 //! 2. **About the user**: identity and personal facts, most important first, within
 //!    `search.context_profile_share` (0.2).
-//! 3. **Relevant memories** (with `query`): the facts, insights and raw turns most
+//! 3. **Relations** (with `query`): chains of the user's graph from the entities the
+//!    query names to the relations that answer it (`张伟 —colleague→ 李明 —leads→ 电商项目
+//!    —uses→ PostgreSQL`), within `search.context_relations_share` (0.15).
+//! 4. **Relevant memories** (with `query`): the facts, insights and raw turns most
 //!    relevant to the query, best first (one lookup, [`crate::search`]), each line dated
 //!    with when it was said, and a relative time phrase in it resolved (`[Mon 8 May
 //!    2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`), while the budget lasts.
-//! 4. **Recent conversations**, then **Earlier periods**: the latest session and period
+//! 5. **Recent conversations**, then **Earlier periods**: the latest session and period
 //!    summaries, while budget remains.
 //!
 //! A line already written (a turn of the current session found again by the query) is
@@ -29,7 +32,7 @@ pub use crate::text::estimate_tokens;
 pub struct ContextItem {
     pub id: String,
     pub kind: ResultKind,
-    /// `working`, `profile`, `relevant`, `sessions` or `periods`.
+    /// `working`, `profile`, `relations`, `relevant`, `sessions` or `periods`.
     pub section: &'static str,
     pub tokens: usize,
 }
@@ -94,19 +97,70 @@ pub async fn build(
         }
     };
     let hit = relevant.iter().any(|r| r.score >= lookup.settings.default_min_score);
+    let relations = match request.query {
+        Some(text) => relations(lookup, tenant, user, text, &relevant).await?,
+        None => Vec::new(),
+    };
     let relevant = relevant.into_iter().map(dated).collect();
     let working_budget = (lookup.settings.context_working_share * request.max_tokens as f64).floor() as usize;
     let working = latest_within(working, WORKING_HEADING, working_budget);
-    let context =
-        assemble(sections(lookup.settings, working, profile, relevant, sessions, periods), request.max_tokens);
+    let context = assemble(
+        sections(lookup.settings, working, profile, relations, relevant, sessions, periods),
+        request.max_tokens,
+    );
     Ok((context, hit))
 }
+
+/// The relations section: the chains from the entities the query names (and those of
+/// the best results' turns) to the relations that score at or above
+/// `search.context_min_score`, best first; a chain another one extends is left out.
+async fn relations(
+    lookup: &crate::search::Lookup<'_>,
+    tenant: &TenantId,
+    user: &UserId,
+    text: &str,
+    relevant: &[SearchResult],
+) -> Result<Vec<Candidate>, ContextError> {
+    let vector = lookup.embedder.embed_one(text).await.map_err(crate::search::SearchError::from)?;
+    let mut terms = crate::search::terms::terms(text);
+    if terms.all.len() > 1 {
+        lookup.lookups.weigh(tenant, user.as_str(), &mut terms).await?;
+    }
+    let from_events: Vec<uuid::Uuid> =
+        relevant.iter().take(3).flat_map(|r| r.source_event_ids.iter().copied()).collect();
+    let query = crate::search::relations::RelationQuery {
+        user,
+        text,
+        vector: Some(&vector),
+        from_events: &from_events,
+        as_of: None,
+        terms: &terms,
+    };
+    let mut found = crate::search::relations::search(lookup, tenant, &query).await?;
+    for result in &mut found {
+        result.score = result.parts.explain(lookup.settings, None).score();
+    }
+    found.retain(|r| r.score >= lookup.settings.context_min_score);
+    found.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let chains: Vec<(String, String)> =
+        found.into_iter().map(|r| (r.id, r.path.unwrap_or(r.content))).collect();
+    Ok(chains
+        .iter()
+        .filter(|(_, chain)| !chains.iter().any(|(_, other)| other.len() > chain.len() && other.starts_with(chain.as_str())))
+        .take(MAX_CHAINS)
+        .map(|(id, chain)| Candidate { id: id.clone(), kind: ResultKind::Relation, content: chain.clone() })
+        .collect())
+}
+
+/// Chains the relations section holds at most.
+const MAX_CHAINS: usize = 8;
 
 /// The sections in order, with their shares of the budget.
 fn sections(
     settings: &SearchSettings,
     working: Vec<Candidate>,
     profile: Vec<Candidate>,
+    relations: Vec<Candidate>,
     relevant: Vec<Candidate>,
     sessions: Vec<Candidate>,
     periods: Vec<Candidate>,
@@ -118,6 +172,12 @@ fn sections(
             heading: "## About the user",
             share: settings.context_profile_share,
             lines: profile,
+        },
+        Section {
+            name: "relations",
+            heading: "## Relations",
+            share: settings.context_relations_share,
+            lines: relations,
         },
         Section { name: "relevant", heading: "## Relevant memories", share: 1.0, lines: relevant },
         Section { name: "sessions", heading: "## Recent conversations", share: 1.0, lines: sessions },

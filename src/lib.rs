@@ -15,6 +15,7 @@ pub mod domain;
 pub mod eval;
 pub mod event_vectors;
 pub mod feedback;
+pub mod graph;
 pub mod http;
 pub mod ingest;
 pub mod jobs;

@@ -35,6 +35,12 @@ pub struct Metrics {
     pub events_pending: Gauge,
     pub events_unembedded: Gauge,
     pub memories: GaugeVec,
+    pub entities: GaugeVec,
+    pub relations: GaugeVec,
+    /// Graph walks (lookups with relations, `/context`, the graph endpoints).
+    pub graph_walks: prometheus::IntCounter,
+    /// Relations a walk reached.
+    pub graph_reached: prometheus::Histogram,
     pub job_interval: GaugeVec,
     pub ready: Gauge,
 }
@@ -161,6 +167,21 @@ impl Metrics {
                 metric
             },
             memories: gauge(&r, "engram_memories", "Memories by status", &["status"]),
+            entities: gauge(&r, "engram_entities", "Graph entities by status", &["status"]),
+            relations: gauge(&r, "engram_relations", "Graph relations by status", &["status"]),
+            graph_walks: {
+                let metric = prometheus::IntCounter::new("engram_graph_walks_total", "Graph walks by lookups and the graph endpoints")
+                    .expect("valid metric");
+                r.register(Box::new(metric.clone())).expect("registered once");
+                metric
+            },
+            graph_reached: {
+                let opts = prometheus::HistogramOpts::new("engram_graph_relations_reached", "Relations one graph walk of a lookup reached")
+                    .buckets(vec![0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0]);
+                let metric = prometheus::Histogram::with_opts(opts).expect("valid metric");
+                r.register(Box::new(metric.clone())).expect("registered once");
+                metric
+            },
             job_interval: gauge(
                 &r,
                 "engram_job_interval_seconds",
@@ -220,7 +241,7 @@ impl Metrics {
     /// (the text exposition leaves out families without any).
     pub fn names(&self) -> Vec<String> {
         use prometheus::core::Collector;
-        let collectors: [&dyn Collector; 19] = [
+        let collectors: [&dyn Collector; 23] = [
             &self.http_requests,
             &self.http_duration,
             &self.llm_requests,
@@ -238,6 +259,10 @@ impl Metrics {
             &self.events_pending,
             &self.events_unembedded,
             &self.memories,
+            &self.entities,
+            &self.relations,
+            &self.graph_walks,
+            &self.graph_reached,
             &self.job_interval,
             &self.ready,
         ];

@@ -59,7 +59,12 @@ impl Application {
         let role = settings.server.role;
         let worker = match role.runs_jobs() {
             true => {
-                let models = Models { embedder: embedder.clone(), llm: llm.clone(), prompts };
+                let models = Models {
+                    embedder: embedder.clone(),
+                    llm: llm.clone(),
+                    prompts,
+                    graph: Arc::new(crate::graph::Graph::new(&settings.graph)),
+                };
                 Some(
                     Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), models, settings.jobs.clone())
                         .await?,

@@ -26,6 +26,9 @@ const USER_TABLES: &[&str] = &[
     "job_runs",
     "job_checkpoints",
     "feedback",
+    "graph_history",
+    "relations",
+    "entities",
     "memory_access",
     "memory_history",
     "memories",
@@ -37,6 +40,9 @@ const USER_TABLES: &[&str] = &[
 
 /// The tables `memories` owns, in the order `USER_TABLES` lists them.
 const MEMORY_TABLES: [&str; 3] = ["memory_access", "memory_history", "memories"];
+
+/// The tables `graph` owns, in the order `USER_TABLES` lists them.
+const GRAPH_TABLES: [&str; 3] = ["graph_history", "relations", "entities"];
 
 /// Holds the life locks of `users` (shared) until the transaction on `conn` ends.
 /// Writers share them; only [`forget`] takes one exclusively.
@@ -112,6 +118,14 @@ pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid
     let indexes = user_indexes::names_of(&mut tx, tenant, user).await?;
     let mut counts = serde_json::Map::new();
     for table in USER_TABLES {
+        if GRAPH_TABLES.contains(table) {
+            if *table == GRAPH_TABLES[0] {
+                for (table, n) in crate::graph::store::forget_user(&mut tx, tenant, user).await? {
+                    counts.insert(table.into(), json!(n));
+                }
+            }
+            continue;
+        }
         if MEMORY_TABLES.contains(table) {
             // Memories are deleted by their owner, all three tables at the first of them.
             if *table == MEMORY_TABLES[0] {

@@ -102,6 +102,7 @@ pub(super) fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Exe
         embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
         llm: None,
         prompts: crate::jobs::load_prompts(&settings.jobs.dir, false, &jobs)?,
+        graph: Default::default(),
     };
     Ok(Executor {
         pool: pool.clone(),

@@ -24,6 +24,7 @@ pub struct Settings {
     pub database: DatabaseSettings,
     pub ingest: IngestSettings,
     pub search: SearchSettings,
+    pub graph: crate::graph::GraphSettings,
     pub corrections: CorrectionSettings,
     pub log: LogSettings,
     pub embeddings: EmbeddingSettings,
@@ -117,6 +118,9 @@ impl Settings {
                 return invalid(key, "must be between 1 and 1000");
             }
         }
+        if let Err(problem) = self.graph.check() {
+            return Err(ConfigError::Invalid(problem));
+        }
         if self.ingest.session_idle_minutes == 0 {
             return invalid("ingest.session_idle_minutes", "must be at least 1");
         }
@@ -145,6 +149,7 @@ impl Settings {
             ("search.outside_window_weight", self.search.outside_window_weight),
             ("search.context_working_share", self.search.context_working_share),
             ("search.context_profile_share", self.search.context_profile_share),
+            ("search.context_relations_share", self.search.context_relations_share),
             ("search.context_min_score", self.search.context_min_score),
         ] {
             if !(0.0..=1.0).contains(&value) {

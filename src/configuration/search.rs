@@ -36,6 +36,8 @@ pub struct SearchSettings {
     pub context_working_share: f64,
     /// The most of a context's budget the profile (identity and personal facts) takes.
     pub context_profile_share: f64,
+    /// The share of a context's budget its relations section may take.
+    pub context_relations_share: f64,
     /// Relevant lines of a context score at least this (lower than `default_min_score`:
     /// a model reading the block can use a weaker match; the hit still counts by that).
     pub context_min_score: f64,
@@ -60,6 +62,7 @@ impl Default for SearchSettings {
             context_max_tokens: 8192,
             context_working_share: 0.3,
             context_profile_share: 0.2,
+            context_relations_share: 0.15,
             context_min_score: 0.2,
         }
     }

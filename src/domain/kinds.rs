@@ -32,10 +32,13 @@ pub enum ResultKind {
     PeriodSummary,
     /// A raw turn of a conversation (episodic memory).
     Event,
+    /// A relation between two entities of the user's graph.
+    Relation,
 }
 
 impl ResultKind {
-    pub const ALL: [Self; 5] = [Self::Fact, Self::Insight, Self::SessionSummary, Self::PeriodSummary, Self::Event];
+    pub const ALL: [Self; 6] =
+        [Self::Fact, Self::Insight, Self::SessionSummary, Self::PeriodSummary, Self::Event, Self::Relation];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -44,6 +47,7 @@ impl ResultKind {
             Self::SessionSummary => "session_summary",
             Self::PeriodSummary => "period_summary",
             Self::Event => "event",
+            Self::Relation => "relation",
         }
     }
 
@@ -52,7 +56,7 @@ impl ResultKind {
         match self {
             Self::Fact => Some(Kind::Fact),
             Self::Insight => Some(Kind::Insight),
-            Self::SessionSummary | Self::PeriodSummary | Self::Event => None,
+            Self::SessionSummary | Self::PeriodSummary | Self::Event | Self::Relation => None,
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod feedback;
+pub mod graph;
 pub mod health;
 mod jobs;
 pub mod openapi;
@@ -32,6 +33,7 @@ pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     search::configure(cfg);
     feedback::configure(cfg);
     users::configure(cfg);
+    graph::configure(cfg);
     jobs::configure(cfg);
 }
 

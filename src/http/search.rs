@@ -42,6 +42,11 @@ pub async fn search(
     let started = Instant::now();
     let query = SearchQuery::parse(request, &state.settings.search, state.embedder.dims())?;
     let results = state.lookup().search(&principal.tenant, &query).await?;
+    if query.relations {
+        state.metrics.graph_walks.inc();
+        let reached = results.iter().filter(|r| r.kind == crate::domain::ResultKind::Relation).count();
+        state.metrics.graph_reached.observe(reached as f64);
+    }
     let hit = !results.is_empty();
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics.lookup("search", hit, elapsed);
@@ -89,6 +94,11 @@ pub async fn context(
         .transpose()?;
     let request = ContextRequest { user: &user, query: params.text("query"), session: session.as_ref(), max_tokens };
     let (context, hit) = context::build(&state.db, &state.lookup(), &principal.tenant, &request).await?;
+    if request.query.is_some() {
+        state.metrics.graph_walks.inc();
+        let reached = context.items.iter().filter(|i| i.section == "relations").count();
+        state.metrics.graph_reached.observe(reached as f64);
+    }
     let elapsed = started.elapsed().as_secs_f64();
     state.metrics.lookup("context", hit, elapsed);
     Ok(ContextResponse { context, took_ms: elapsed * 1000.0 })

@@ -30,6 +30,8 @@ pub struct AppState {
     pub vectors: crate::event_vectors::EventVectors,
     pub detector: Detector,
     pub decay: DecayParams,
+    /// The graph's settings and aliases.
+    pub graph: crate::graph::Graph,
     pub keys: KeyCache,
     /// Per-key request rates (`server.rate_limit`, or the key's own).
     pub limits: crate::auth::RateLimits,
@@ -54,6 +56,7 @@ impl AppState {
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
         Ok(Self {
             limits: crate::auth::RateLimits::new(settings.server.rate_limit),
+            graph: crate::graph::Graph::new(&settings.graph),
             vectors: crate::event_vectors::EventVectors::start(db.clone(), embedder.clone()),
             lookups: Lookups::new(&db.read_pool.connect_options(), &settings.search, settings.database.max_connections),
             keys,
@@ -78,6 +81,7 @@ impl AppState {
             embedder: &self.embedder,
             settings: &self.settings.search,
             decay: &self.decay,
+            graph: &self.graph,
             access: &self.access,
             now: self.clock.now(),
         }

@@ -255,8 +255,8 @@ async fn ask(models: &Models, budget: &TokenBudget, older: &Row, newer: &Row) ->
 }
 
 impl Job for DedupParams {
-    fn prompt(&self) -> Option<&'static str> {
-        Some("dedup")
+    fn prompts(&self) -> &'static [&'static str] {
+        &["dedup"]
     }
 
     fn candidates<'a>(

@@ -191,6 +191,7 @@ impl Models {
             embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
             prompts: load_prompts(&settings.jobs.dir, llm.is_some(), jobs)?,
             llm,
+            graph: Arc::new(crate::graph::Graph::new(&settings.graph)),
         })
     }
 }
@@ -200,7 +201,7 @@ impl Models {
 pub fn load_prompts(jobs_dir: &Path, llm: bool, jobs: &BTreeMap<String, Definition>) -> anyhow::Result<Arc<Prompts>> {
     let prompts = Prompts::load_dir(&jobs_dir.join("prompts"))?;
     if llm {
-        prompts.require(jobs.values().filter_map(|d| d.job.prompt()))?;
+        prompts.require(jobs.values().flat_map(|d| d.job.prompts().iter().copied()))?;
     }
     Ok(Arc::new(prompts))
 }

@@ -108,10 +108,10 @@ pub trait Job: std::fmt::Debug + Send + Sync {
         Box::pin(async { anyhow::bail!("this job runs its units in a transaction") })
     }
 
-    /// The prompt (`jobs/prompts/NAME.md`) its LLM path sends, checked at startup when
+    /// The prompts (`jobs/prompts/NAME.md`) its LLM path sends, checked at startup when
     /// an LLM is configured.
-    fn prompt(&self) -> Option<&'static str> {
-        None
+    fn prompts(&self) -> &'static [&'static str] {
+        &[]
     }
 
     /// The decay this job scores memories with, which lookups then rank by too.
@@ -145,6 +145,8 @@ pub struct Models {
     pub embedder: Arc<Embedder>,
     pub llm: Option<Arc<Llm>>,
     pub prompts: Arc<Prompts>,
+    /// The graph's settings and aliases, for `extract_facts` and `dedup`.
+    pub graph: Arc<crate::graph::Graph>,
 }
 
 /// What a run covers: every tenant, one tenant, or one user of one tenant.

@@ -62,6 +62,10 @@ pub async fn candidates(
             AND ((status IN ('evicted', 'merged', 'deleted') AND updated_at < $3)
                  OR (status = 'superseded' AND updated_at < $4))
          UNION
+         SELECT tenant_id, user_id FROM relations
+          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
+            AND status IN ('superseded', 'deleted') AND updated_at < $4
+         UNION
          SELECT tenant_id, user_id FROM sessions
           WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2) AND archived_at < $5",
     )
@@ -77,6 +81,7 @@ pub async fn candidates(
 pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit<'_>) -> anyhow::Result<Counts> {
     let (removed, superseded, events) = params.cutoffs(unit.now);
     let purged = lifecycle::purge(conn, unit.tenant, unit.user, removed, superseded).await?;
+    let graph_rows = crate::graph::store::purge(conn, unit.tenant, unit.user, superseded).await?;
     let deleted_events = sqlx::query(
         "DELETE FROM events e USING sessions s
           WHERE e.tenant_id = $1 AND e.user_id = $2 AND s.tenant_id = $1 AND s.user_id = $2
@@ -93,6 +98,7 @@ pub async fn run_unit(conn: &mut PgConnection, params: &PurgeParams, unit: &Unit
     counts.add("history_deleted", purged.history);
     counts.add("access_rows_deleted", purged.access);
     counts.add("events_deleted", deleted_events as i64);
+    counts.add("graph_rows_deleted", graph_rows);
     Ok(counts)
 }
 

@@ -236,8 +236,8 @@ async fn with_llm(
 }
 
 impl Job for ReflectParams {
-    fn prompt(&self) -> Option<&'static str> {
-        Some("reflect")
+    fn prompts(&self) -> &'static [&'static str] {
+        &["reflect"]
     }
 
     fn candidates<'a>(

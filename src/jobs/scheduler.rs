@@ -189,6 +189,26 @@ async fn refresh_gauges(executor: &Executor) {
             tracing::warn!(error = %err, "cannot refresh the backlog and memory gauges")
         }
     }
+    let graph: sqlx::Result<Vec<(String, String, i64)>> = sqlx::query_as(
+        "SELECT 'entities', status, count(*) FROM entities GROUP BY status
+         UNION ALL SELECT 'relations', status, count(*) FROM relations GROUP BY status",
+    )
+    .fetch_all(pool)
+    .await;
+    match graph {
+        Ok(rows) => {
+            let count = |table: &str, status: &str| {
+                rows.iter().find(|(t, s, _)| t == table && s == status).map_or(0.0, |(.., n)| *n as f64)
+            };
+            for status in ["active", "merged", "deleted"] {
+                metrics.entities.with_label_values(&[status]).set(count("entities", status));
+            }
+            for status in ["active", "superseded", "deleted"] {
+                metrics.relations.with_label_values(&[status]).set(count("relations", status));
+            }
+        }
+        Err(err) => tracing::warn!(error = %err, "cannot refresh the graph gauges"),
+    }
 }
 
 fn hostname() -> String {

@@ -193,8 +193,8 @@ async fn summarize_with_llm(
 }
 
 impl Job for PeriodParams {
-    fn prompt(&self) -> Option<&'static str> {
-        Some("summarize_period")
+    fn prompts(&self) -> &'static [&'static str] {
+        &["summarize_period"]
     }
 
     fn candidates<'a>(

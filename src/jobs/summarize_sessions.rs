@@ -242,8 +242,8 @@ pub(super) async fn select_sentences(models: &Models, texts: &[&str], max_tokens
 }
 
 impl Job for SummarizeParams {
-    fn prompt(&self) -> Option<&'static str> {
-        Some("summarize_session")
+    fn prompts(&self) -> &'static [&'static str] {
+        &["summarize_session"]
     }
 
     fn candidates<'a>(

@@ -22,6 +22,8 @@ const LEXICON: &[(&str, &[&str])] = &[
             "oracle",
             "supabase",
             "elasticsearch",
+            "tidb",
+            "oceanbase",
         ],
     ),
     (

@@ -152,6 +152,8 @@ fn results(rows: Vec<EventRow>) -> Vec<SearchResult> {
             created_at: Some(created_at),
             role: Some(role),
             session_id: Some(session_id),
+            fact: None,
+            path: None,
             explanation: None,
             parts: Parts::event(similarity, keyword, created_at, role),
         })

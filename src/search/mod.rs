@@ -34,6 +34,7 @@
 mod events;
 mod lookups;
 mod query;
+pub mod relations;
 mod score;
 mod summaries;
 pub mod when;
@@ -90,6 +91,7 @@ pub struct SearchQuery {
     pub session_summaries: bool,
     pub period_summaries: bool,
     pub events: bool,
+    pub relations: bool,
     pub as_of: Option<DateTime<Utc>>,
     pub since: Option<DateTime<Utc>>,
     pub until: Option<DateTime<Utc>>,
@@ -117,6 +119,13 @@ pub struct SearchResult {
     /// The session of a raw turn (`event` results).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The sentence that states a relation (`relation` results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fact: Option<String>,
+    /// The chain from an entity the query named to a relation (`relation` results):
+    /// `张伟 —colleague→ 李明 —leads→ 电商项目`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// The parts of `score`, with `explain: true`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<Explanation>,
@@ -220,6 +229,7 @@ impl SearchQuery {
             session_summaries: kinds.contains(&ResultKind::SessionSummary),
             period_summaries: kinds.contains(&ResultKind::PeriodSummary),
             events: kinds.contains(&ResultKind::Event),
+            relations: kinds.contains(&ResultKind::Relation),
             as_of,
             since,
             until,
@@ -236,6 +246,7 @@ pub struct Lookup<'a> {
     pub embedder: &'a crate::models::Embedder,
     pub settings: &'a SearchSettings,
     pub decay: &'a crate::memories::decay::DecayParams,
+    pub graph: &'a crate::graph::Graph,
     pub access: &'a crate::access::AccessRecorder,
     pub now: DateTime<Utc>,
 }
@@ -247,7 +258,7 @@ impl Lookup<'_> {
         tenant: &crate::domain::TenantId,
         query: &SearchQuery,
     ) -> Result<Vec<SearchResult>, SearchError> {
-        let results = run(self.lookups, self.embedder, tenant, query, self.settings, self.decay, self.now).await?;
+        let results = run(self, tenant, query).await?;
         let served = results.iter().filter(|r| r.kind.memory().is_some()).filter_map(|r| r.id.parse::<Uuid>().ok());
         self.access.record(tenant, &query.user, served, self.now);
         Ok(results)

@@ -7,13 +7,13 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::events::EventLookup;
-use super::lookups::Lookups;
 use super::terms::{Terms, terms};
-use super::{Parts, SearchQuery, SearchResult, score, summaries, when};
+use super::relations::{self, RelationQuery};
+use super::{Lookup, Parts, SearchQuery, SearchResult, score, summaries, when};
 use crate::configuration::SearchSettings;
 use crate::domain::{Kind, ResultKind, TenantId};
 use crate::memories::decay::DecayParams;
-use crate::models::{Embedder, Embedding, ModelError};
+use crate::models::{Embedding, ModelError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
@@ -23,16 +23,10 @@ pub enum SearchError {
     Database(#[from] sqlx::Error),
 }
 
-/// Runs a validated search as of `now`; results are sorted by score and at or above `min_score`.
-pub async fn run(
-    lookups: &Lookups,
-    embedder: &Embedder,
-    tenant: &TenantId,
-    query: &SearchQuery,
-    settings: &SearchSettings,
-    decay: &DecayParams,
-    now: DateTime<Utc>,
-) -> Result<Vec<SearchResult>, SearchError> {
+/// Runs a validated search as of the lookup's clock; results are sorted by score and at
+/// or above `min_score`.
+pub async fn run(lookup: &Lookup<'_>, tenant: &TenantId, query: &SearchQuery) -> Result<Vec<SearchResult>, SearchError> {
+    let Lookup { lookups, embedder, settings, decay, now, .. } = *lookup;
     let vector = match &query.embedding {
         Some(vector) => vector.clone(),
         None => embedder.embed_one(&query.text).await?,
@@ -67,21 +61,46 @@ pub async fn run(
             results.extend(summaries::search(&mut conn, table, tenant, query, &vector, &terms, settings).await?);
         }
     }
-    for result in &mut results {
+    score_all(&mut results, query, settings, window);
+    if query.relations {
+        let from_events: Vec<Uuid> = results.iter().take(3).flat_map(|r| r.source_event_ids.iter().copied()).collect();
+        let relation_query = RelationQuery {
+            user: &query.user,
+            text: &query.text,
+            vector: Some(&vector),
+            from_events: &from_events,
+            as_of: query.as_of,
+            terms: &terms,
+        };
+        let mut reached = relations::search(lookup, tenant, &relation_query).await?;
+        score_all(&mut reached, query, settings, window);
+        results.extend(reached);
+        sort(&mut results);
+    }
+    let mut results = score::one_slot_per_turn(results);
+    results.truncate(query.limit);
+    Ok(results)
+}
+
+/// Scores `results` on the one scale and keeps those at or above `min_score`, best first.
+fn score_all(results: &mut Vec<SearchResult>, query: &SearchQuery, settings: &SearchSettings, window: Option<when::Window>) {
+    for result in results.iter_mut() {
         let explanation = result.parts.explain(settings, window);
         result.score = explanation.score();
         result.explanation = query.explain.then_some(explanation);
     }
     results.retain(|r| r.score >= query.min_score);
+    sort(results);
+}
+
+/// Best first; on a tie a memory before a turn, then the most recent.
+fn sort(results: &mut [SearchResult]) {
     results.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| (a.kind == ResultKind::Event).cmp(&(b.kind == ResultKind::Event)))
             .then_with(|| b.updated_at.cmp(&a.updated_at))
     });
-    let mut results = score::one_slot_per_turn(results);
-    results.truncate(query.limit);
-    Ok(results)
 }
 
 /// Candidates per source: enough for re-ranking to matter, few enough that a user
@@ -237,6 +256,8 @@ impl MemoryLookup<'_> {
                         created_at: None,
                         role: None,
                         session_id: None,
+                        fact: None,
+                        path: None,
                         explanation: None,
                         parts: Parts::memory(similarity, lexical, decay, valid_from),
                     }

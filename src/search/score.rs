@@ -18,13 +18,21 @@ pub struct Explanation {
     pub similarity: f64,
     /// The share of the query's terms the result contains, each weighing by its rarity.
     pub keyword: f64,
-    /// max(similarity, (similarity + keyword) / 2).
+    /// max(similarity, (similarity + keyword) / 2, (similarity + graph) / 2).
     pub relevance: f64,
+    /// How strongly the walk reached a relation: its seed's weight × graph.hop_decay^(hop − 1)
+    /// (relations only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<f64>,
+    /// Hops from the entity the walk started at (relations only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hop: Option<i32>,
     /// A memory's decay score (facts and insights only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decay: Option<f64>,
     /// The tier's weight: 0.8 + 0.2 × decay for memories, `search.event_weight` for the
-    /// user's own turns (× `search.other_turn_weight` for other roles'), 1 for summaries.
+    /// user's own turns (× `search.other_turn_weight` for other roles'), 1 for summaries,
+    /// `graph.relation_weight` for relations.
     pub tier: f64,
     /// 1, or `search.outside_window_weight` outside the query's time phrase window.
     pub time: f64,
@@ -42,12 +50,14 @@ pub struct Parts {
     pub keyword: f64,
     /// Facts and insights: the decay score.
     pub decay: Option<f64>,
+    /// Relations: how strongly the walk reached it, and in how many hops.
+    pub graph: Option<(f64, i32)>,
     /// When it happened: a turn's time, a memory's `valid_from`, a summary's span.
     pub span: Option<(DateTime<Utc>, DateTime<Utc>)>,
     pub tier: Tier,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum Tier {
     #[default]
     Memory,
@@ -56,30 +66,43 @@ pub enum Tier {
         own: bool,
     },
     Summary,
+    /// A relation of the user's graph, with `graph.relation_weight`.
+    Relation {
+        weight: f64,
+    },
 }
 
 impl Parts {
     pub fn memory(similarity: f64, keyword: f64, decay: f64, valid_from: DateTime<Utc>) -> Self {
-        Self { similarity, keyword, decay: Some(decay), span: Some((valid_from, valid_from)), tier: Tier::Memory }
+        let span = Some((valid_from, valid_from));
+        Self { similarity, keyword, decay: Some(decay), graph: None, span, tier: Tier::Memory }
     }
 
     pub fn event(similarity: f64, keyword: f64, at: DateTime<Utc>, role: Role) -> Self {
         let tier = Tier::Event { own: role == Role::User };
-        Self { similarity, keyword, decay: None, span: Some((at, at)), tier }
+        Self { similarity, keyword, decay: None, graph: None, span: Some((at, at)), tier }
+    }
+
+    pub fn relation(similarity: f64, keyword: f64, graph: f64, hop: i32, weight: f64, since: DateTime<Utc>) -> Self {
+        let tier = Tier::Relation { weight };
+        Self { similarity, keyword, decay: None, graph: Some((graph, hop)), span: Some((since, since)), tier }
     }
 
     pub fn summary(similarity: f64, keyword: f64, span: Option<(DateTime<Utc>, DateTime<Utc>)>) -> Self {
-        Self { similarity, keyword, decay: None, span, tier: Tier::Summary }
+        Self { similarity, keyword, decay: None, graph: None, span, tier: Tier::Summary }
     }
 
     /// The result's explanation, whose `relevance × tier × time` is its score.
     pub fn explain(&self, settings: &SearchSettings, window: Option<when::Window>) -> Explanation {
-        let relevance = self.similarity.max((self.similarity + self.keyword) / 2.0);
+        let graph = self.graph.map_or(0.0, |(g, _)| g);
+        let relevance =
+            self.similarity.max((self.similarity + self.keyword) / 2.0).max((self.similarity + graph) / 2.0);
         let tier = match self.tier {
             Tier::Memory => 0.8 + 0.2 * self.decay.unwrap_or(1.0).clamp(0.0, 1.0),
             Tier::Event { own: true } => settings.event_weight,
             Tier::Event { own: false } => settings.event_weight * settings.other_turn_weight,
             Tier::Summary => 1.0,
+            Tier::Relation { weight } => weight,
         };
         let inside = match (window, self.span) {
             (Some(window), Some((start, end))) => window.overlaps(start, end),
@@ -90,11 +113,13 @@ impl Parts {
             similarity: self.similarity,
             keyword: self.keyword,
             relevance,
+            graph: self.graph.map(|(g, _)| g),
+            hop: self.graph.map(|(_, hop)| hop),
             decay: self.decay,
             tier,
             time: if inside { 1.0 } else { settings.outside_window_weight },
             window: window.map(|w| [w.since, w.until]),
-            formula: "score = relevance × tier × time; relevance = max(similarity, (similarity + keyword) / 2)",
+            formula: "score = relevance × tier × time; relevance = max(similarity, (similarity + keyword) / 2, (similarity + graph) / 2)",
         }
     }
 }
@@ -111,7 +136,8 @@ pub fn one_slot_per_turn(ranked: Vec<SearchResult>) -> Vec<SearchResult> {
     let mut covered: HashSet<Uuid> = HashSet::new();
     let mut out = Vec::with_capacity(ranked.len());
     for result in ranked {
-        let summary = matches!(result.kind, ResultKind::SessionSummary | ResultKind::PeriodSummary);
+        // A summary covers whole sessions; a relation says something its turn's fact does not.
+        let summary = matches!(result.kind, ResultKind::SessionSummary | ResultKind::PeriodSummary | ResultKind::Relation);
         if !summary && !result.source_event_ids.is_empty() {
             if result.source_event_ids.iter().all(|id| covered.contains(id)) {
                 continue;

@@ -96,6 +96,8 @@ pub async fn search(
             created_at: None,
             role: None,
             session_id: None,
+            fact: None,
+            path: None,
             explanation: None,
             parts: Parts::summary(similarity, lexical, Some((start, end))),
         })

@@ -105,7 +105,7 @@ fn tsquery_term(term: &str) -> String {
     if term.len() >= 4 { format!("{term}:*") } else { term.to_owned() }
 }
 
-fn normalised(weights: impl Iterator<Item = f64>) -> Vec<f64> {
+pub fn normalised(weights: impl Iterator<Item = f64>) -> Vec<f64> {
     let weights: Vec<f64> = weights.collect();
     let total: f64 = weights.iter().sum();
     weights.iter().map(|w| if total > 0.0 { w / total } else { 0.0 }).collect()

@@ -53,6 +53,7 @@ pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<eng
             ),
             llm,
             prompts: Arc::new(engram::models::Prompts::load_dir(std::path::Path::new("jobs/prompts")).unwrap()),
+            graph: Default::default(),
         },
         settings: Default::default(),
         worker_id: "test".into(),

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+mod graph;
 mod llm;
 mod store;
 
@@ -184,13 +185,18 @@ pub async fn run_unit(
         None => by_rules(said.iter(), params.keep_statements),
     };
     let corrections = open_corrections(conn, unit).await?;
+    let mut stored: Vec<graph::Stored> = Vec::new();
     for (event, found, resolves) in found {
         if params.blocked_categories.iter().any(|c| c == found.category) {
             counts.add("blocked", 1);
             continue;
         }
-        let action = store(conn, params, unit, embedder, event, &found, resolves, &corrections).await?;
+        let (action, memory) = store(conn, params, unit, embedder, event, &found, resolves, &corrections).await?;
         counts.add(action, 1);
+        stored.push(graph::Stored { event: event.id, quote: found.source_quote.unwrap_or(found.content), memory });
+    }
+    if models.graph.settings.enabled {
+        graph::extract(conn, unit, models, &said, &stored, &mut counts).await?;
     }
     sqlx::query(
         "INSERT INTO job_checkpoints (tenant_id, user_id, job, state) VALUES ($1, $2, 'extract_facts', jsonb_build_object('seq', $3::bigint))
@@ -223,8 +229,8 @@ where
 }
 
 impl Job for ExtractParams {
-    fn prompt(&self) -> Option<&'static str> {
-        Some("extract_facts")
+    fn prompts(&self) -> &'static [&'static str] {
+        &["extract_facts", "extract_graph"]
     }
 
     fn check(&self, _concurrency: usize) -> Result<(), String> {

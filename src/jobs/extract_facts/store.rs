@@ -14,7 +14,7 @@ use crate::memories::{self, NewMemory, lifecycle};
 use crate::models::{Embedder, Embedding};
 
 /// Stores one found fact, resolving it against what the user's memory already holds;
-/// returns the action taken.
+/// returns the action taken and the memory that holds the fact.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn store(
     conn: &mut PgConnection,
@@ -25,7 +25,7 @@ pub(super) async fn store(
     found: &Found,
     resolves: Option<Uuid>,
     corrections: &[Correction],
-) -> anyhow::Result<&'static str> {
+) -> anyhow::Result<(&'static str, Uuid)> {
     let text = memories::match_text(&found.content, found.key.as_deref(), found.value.as_deref());
     let embedding = embedder.embed_one(&text).await?;
     let mut supersedes: Vec<(Uuid, &str)> =
@@ -44,7 +44,7 @@ pub(super) async fn store(
         for old in existing {
             if states_value(&old.content, key, value) {
                 refresh(conn, unit, &old, event).await?;
-                return Ok("refreshed");
+                return Ok(("refreshed", old.id));
             }
             let same_session_soon = same_session_within_hour(conn, unit, &old, event).await?;
             let corrected = corrections.iter().any(|c| c.memory_id == old.id);
@@ -63,7 +63,7 @@ pub(super) async fn store(
     {
         // Said again in other words: one memory, with this event among its sources.
         lifecycle::refresh(conn, unit.tenant, unit.user, id, event.id, &unit.change("restated by the user")).await?;
-        return Ok("duplicates");
+        return Ok(("duplicates", id));
     }
     if let Some(old_value) = &found.replaces {
         for id in naming(conn, unit, old_value, &embedding, params.change_similarity).await? {
@@ -111,7 +111,7 @@ pub(super) async fn store(
     .bind(&superseded)
     .execute(&mut *conn)
     .await?;
-    Ok(if supersedes.is_empty() { "created" } else { "superseded" })
+    Ok((if supersedes.is_empty() { "created" } else { "superseded" }, id))
 }
 
 /// A served memory the user said was wrong or outdated, not yet resolved.

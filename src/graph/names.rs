@@ -1,0 +1,130 @@
+//! What an entity is called: the normal form names are matched by, and the shipped
+//! aliases (PG → PostgreSQL, k8s → Kubernetes, 阿里云 ↔ Alibaba Cloud), which
+//! `graph.aliases` extends.
+
+use std::collections::HashMap;
+
+/// Canonical names and the other names they go by. Matching is on the normal form.
+const ALIASES: &[(&str, &[&str])] = &[
+    ("PostgreSQL", &["postgres", "pg", "pgsql", "psql", "postgre"]),
+    ("MySQL", &["my sql"]),
+    ("MongoDB", &["mongo"]),
+    ("Redis", &[]),
+    ("TiDB", &[]),
+    ("SQLite", &[]),
+    ("Elasticsearch", &["elastic", "es"]),
+    ("Kubernetes", &["k8s", "kube"]),
+    ("JavaScript", &["js", "ecmascript"]),
+    ("TypeScript", &["ts"]),
+    ("Python", &["py", "python3"]),
+    ("Go", &["golang"]),
+    ("Rust", &[]),
+    ("Java", &[]),
+    ("C++", &["cpp"]),
+    ("C#", &["csharp"]),
+    ("FastAPI", &["fast api"]),
+    ("Django", &[]),
+    ("Flask", &[]),
+    ("React", &["reactjs", "react.js"]),
+    ("Vue", &["vuejs", "vue.js"]),
+    ("Next.js", &["nextjs", "next"]),
+    ("Node.js", &["node", "nodejs"]),
+    ("Spring Boot", &["springboot"]),
+    ("GitHub Actions", &["gh actions"]),
+    ("GitLab CI", &["gitlab-ci"]),
+    ("Amazon Web Services", &["aws", "亚马逊云"]),
+    ("Google Cloud", &["gcp", "google cloud platform", "谷歌云"]),
+    ("Microsoft Azure", &["azure", "微软云"]),
+    ("Alibaba Cloud", &["aliyun", "阿里云"]),
+    ("Tencent Cloud", &["腾讯云"]),
+    ("Docker", &[]),
+    ("Kafka", &["apache kafka"]),
+    ("RabbitMQ", &["rabbit"]),
+    ("GraphQL", &["gql"]),
+    ("Vite", &[]),
+    ("Webpack", &[]),
+];
+
+/// Lower case, single spaces, without a leading article or possessive ("the", "our",
+/// "my", "这个"): "The  Payment Module" and "payment module" are one name.
+pub fn normalise(name: &str) -> String {
+    let lower = name.trim().to_lowercase();
+    let mut words: Vec<&str> = lower.split_whitespace().collect();
+    while words.len() > 1 && matches!(words[0], "the" | "our" | "my" | "a" | "an" | "this" | "that") {
+        words.remove(0);
+    }
+    let joined = words.join(" ");
+    let trimmed = joined.trim_matches(|c: char| matches!(c, '"' | '\'' | '“' | '”' | '「' | '」' | '《' | '》'));
+    ["这个", "那个", "我们的", "我的", "该"]
+        .iter()
+        .find_map(|prefix| trimmed.strip_prefix(prefix).filter(|rest| rest.chars().count() >= 2))
+        .unwrap_or(trimmed)
+        .to_owned()
+}
+
+/// The alias table: the normal form of every name, canonical or not, to its canonical name.
+#[derive(Debug, Clone)]
+pub struct Aliases(HashMap<String, String>);
+
+impl Aliases {
+    /// The shipped table, extended (or overridden) by `extra`: alias → canonical name.
+    pub fn new(extra: &HashMap<String, String>) -> Self {
+        let mut table = HashMap::new();
+        for (canonical, others) in ALIASES {
+            table.insert(normalise(canonical), (*canonical).to_owned());
+            for other in *others {
+                table.insert(normalise(other), (*canonical).to_owned());
+            }
+        }
+        for (alias, canonical) in extra {
+            table.insert(normalise(canonical), canonical.clone());
+            table.insert(normalise(alias), canonical.clone());
+        }
+        Self(table)
+    }
+
+    /// The canonical name `name` goes by, if the table knows it.
+    pub fn canonical(&self, name: &str) -> Option<&str> {
+        self.0.get(&normalise(name)).map(String::as_str)
+    }
+
+    /// The normal forms of every name the canonical `name` goes by, itself included.
+    pub fn all_names_of(&self, name: &str) -> Vec<String> {
+        let canonical = self.canonical(name).unwrap_or(name);
+        let mut names: Vec<String> =
+            self.0.iter().filter(|(_, c)| c.as_str() == canonical).map(|(alias, _)| alias.clone()).collect();
+        let own = normalise(canonical);
+        if !names.contains(&own) {
+            names.push(own);
+        }
+        names.sort();
+        names
+    }
+}
+
+impl Default for Aliases {
+    fn default() -> Self {
+        Self::new(&HashMap::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_whatever_their_article_case_and_alias() {
+        assert_eq!(normalise("The  Payment Module"), "payment module");
+        assert_eq!(normalise("这个电商项目"), "电商项目");
+        let aliases = Aliases::default();
+        assert_eq!(aliases.canonical("PG"), Some("PostgreSQL"));
+        assert_eq!(aliases.canonical("postgres"), Some("PostgreSQL"));
+        assert_eq!(aliases.canonical("k8s"), Some("Kubernetes"));
+        assert_eq!(aliases.canonical("阿里云"), Some("Alibaba Cloud"));
+        assert_eq!(aliases.canonical("Alibaba Cloud"), Some("Alibaba Cloud"));
+        assert_eq!(aliases.canonical("Atlas"), None);
+        let extended = Aliases::new(&HashMap::from([("atl".to_owned(), "Atlas".to_owned())]));
+        assert_eq!(extended.canonical("ATL"), Some("Atlas"));
+        assert!(aliases.all_names_of("PostgreSQL").contains(&"pg".to_owned()));
+    }
+}

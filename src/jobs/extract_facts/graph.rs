@@ -1,0 +1,99 @@
+//! The graph half of `extract_facts`: the same user messages (sensitive data already
+//! dropped or redacted), read for entities and relations — by the rules of
+//! [`crate::graph::extract`], or with an LLM by the `extract_graph` prompt (the rules
+//! when its answer is unusable). One job rather than two: the messages are read once,
+//! under one watermark, and a relation can name the fact stored from its sentence.
+
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::super::job::Unit;
+use super::super::{Counts, Models};
+use super::Event;
+use crate::graph::extract::{Discourse, Extracted, extract as by_rules};
+use crate::graph::store::{Said, Writer};
+use crate::text::sentences;
+
+/// A fact stored in this run: the turn, the user's words, the memory.
+pub(super) struct Stored {
+    pub event: Uuid,
+    pub quote: String,
+    pub memory: Uuid,
+}
+
+pub(super) async fn extract(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    models: &Models,
+    said: &[(&Event, String)],
+    stored: &[Stored],
+    counts: &mut Counts,
+) -> anyhow::Result<()> {
+    let graph = &models.graph;
+    let writer = Writer {
+        tenant: unit.tenant,
+        user: unit.user,
+        embedder: &models.embedder,
+        aliases: &graph.aliases,
+        merge_similarity: graph.settings.merge_similarity,
+        change: unit.change("extracted by rules"),
+    };
+    // The LLM's reading, per message, when there is one and its answer is usable.
+    let mut by_llm: Option<Vec<Extracted>> = None;
+    if let Some(llm) = &models.llm
+        && !said.is_empty()
+    {
+        let messages: Vec<&str> = said.iter().map(|(_, text)| text.as_str()).collect();
+        counts.add("graph_llm_calls", 1);
+        let found = crate::graph::llm::extract(
+            conn,
+            unit.tenant,
+            unit.user,
+            llm,
+            &models.prompts,
+            graph,
+            &messages,
+            unit.budget.max_llm_tokens,
+        )
+        .await?;
+        if let Some(found) = found {
+            counts.add("graph_invalid", found.invalid);
+            counts.add("llm_tokens", found.tokens);
+            by_llm = Some(found.per_message);
+        } else {
+            counts.add("graph_llm_unusable", 1);
+        }
+    }
+    let writer = match by_llm {
+        Some(_) => Writer { change: unit.change("extracted by the LLM"), ..writer },
+        None => writer,
+    };
+    let mut discourse = Discourse::default();
+    for (i, (event, text)) in said.iter().enumerate() {
+        let readings: Vec<(String, Extracted)> = match &by_llm {
+            Some(per_message) => vec![(text.clone(), per_message.get(i).cloned().unwrap_or_default())],
+            None => sentences(text)
+                .into_iter()
+                .map(|s| (s.to_owned(), by_rules(s, &graph.aliases, &mut discourse)))
+                .collect(),
+        };
+        for (sentence, extracted) in readings {
+            if extracted.triples.is_empty() && extracted.user_name.is_none() {
+                continue;
+            }
+            let memory = stored
+                .iter()
+                .filter(|s| s.event == event.id)
+                .find(|s| sentence.contains(&s.quote) || s.quote.contains(&sentence))
+                .or_else(|| stored.iter().find(|s| s.event == event.id))
+                .map(|s| s.memory);
+            let said = Said { event_id: event.id, at: event.created_at, sentence: &sentence, memory_id: memory, confidence: 1.0 };
+            let written = writer.write(conn, &said, extracted.user_name.as_deref(), &extracted.triples).await?;
+            counts.add("entities_created", written.entities_created);
+            counts.add("relations_created", written.relations_created);
+            counts.add("relations_refreshed", written.relations_refreshed);
+            counts.add("relations_ended", written.relations_ended);
+        }
+    }
+    Ok(())
+}

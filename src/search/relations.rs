@@ -1,0 +1,57 @@
+//! The relation tier of a lookup: the graph walk from the entities the query names and
+//! those of the best results' turns (see [`crate::graph::retrieve`]), each relation
+//! reached scored on the one scale.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::terms::Terms;
+use super::{Lookup, SearchError, SearchResult};
+use crate::domain::{TenantId, UserId};
+use crate::graph::retrieve;
+use crate::models::Embedding;
+
+/// What a relation lookup starts from.
+pub struct RelationQuery<'a> {
+    pub user: &'a UserId,
+    pub text: &'a str,
+    pub vector: Option<&'a Embedding>,
+    /// The turns of the best results so far: the relations stated in them seed the walk too.
+    pub from_events: &'a [Uuid],
+    pub as_of: Option<DateTime<Utc>>,
+    pub terms: &'a Terms,
+}
+
+/// The relations the walk reaches, unscored (`parts` set; the caller scores).
+pub async fn search(
+    lookup: &Lookup<'_>,
+    tenant: &TenantId,
+    query: &RelationQuery<'_>,
+) -> Result<Vec<SearchResult>, SearchError> {
+    let graph = lookup.graph;
+    let mut conn = lookup.lookups.scans.acquire().await?;
+    let seeds = retrieve::seeds(
+        &mut conn,
+        tenant,
+        query.user,
+        query.text,
+        query.vector,
+        query.from_events,
+        &graph.aliases,
+        &graph.settings,
+    )
+    .await?;
+    let reached = retrieve::walk(
+        &mut conn,
+        tenant,
+        query.user,
+        &seeds,
+        graph.settings.max_depth,
+        &graph.settings,
+        query.as_of,
+        query.vector,
+    )
+    .await?;
+    let (terms, weights) = (&query.terms.all, super::terms::normalised(query.terms.weights.iter().copied()));
+    Ok(retrieve::results(reached, terms, &weights, &graph.settings))
+}
