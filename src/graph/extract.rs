@@ -131,9 +131,9 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 /// "X is my colleague", "my colleague X", "我的同事X", "X是我的同事": (X, colleague, user).
 static COLLEAGUES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
-        r"(?i)^(?P<x>[\p{Lu}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*){0,2}) is (?:my|our) (?:colleague|coworker|co-worker|teammate)",
-        r"(?i)\b(?:my|our) (?:colleague|coworker|co-worker|teammate)\s+(?P<x>[\p{Lu}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*){0,2})",
-        r"(?i)^i work with (?P<x>[\p{Lu}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*){0,2})",
+        r"^(?P<x>[\p{Lu}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*){0,2}) (?i:is (?:my|our) (?:colleague|coworker|co-worker|teammate))",
+        r"\b(?i:(?:my|our) (?:colleague|coworker|co-worker|teammate))\s+(?P<x>[\p{Lu}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*){0,2})",
+        r"^(?i:i work with) (?P<x>[\p{Lu}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*){0,2})",
         r"^(?P<x>[\p{Han}]{2,4}|[A-Z][\p{L}]+(?: [A-Z][\p{L}]+)?)\s*是我(?:的|们的)?(?:同事|队友|搭档)",
         r"我(?:的|们的)?(?:同事|队友|搭档)\s*(?P<x>[\p{Han}]{2,3}|[A-Z][\p{L}]+(?: [A-Z][\p{L}]+)?)",
         r"^我和\s*(?P<x>[\p{Han}]{2,4}|[A-Z][\p{L}]+)\s*是同事",
@@ -145,7 +145,7 @@ static COLLEAGUES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 
 /// "my manager is X", "我的领导是X": (user, reports_to, X).
 static MANAGER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:my (?:manager|boss|lead|team lead) is|我的(?:上司|领导|经理|老板|主管)是)\s*(?P<x>[\p{Lu}\p{Han}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*)?)").expect("a valid pattern")
+    Regex::new(r"^(?:(?i:my (?:manager|boss|lead|team lead) is)|我的(?:上司|领导|经理|老板|主管)是)\s*(?P<x>[\p{Lu}\p{Han}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*)?)").expect("a valid pattern")
 });
 
 /// "I have a dog named Rex", "my sister Anna", "我有一只猫叫咪咪": (user, has, …).
@@ -153,8 +153,8 @@ static HAS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     const KINDS: &str = "dog|cat|puppy|kitten|parrot|rabbit|hamster|horse|sister|brother|son|daughter|wife|husband|partner|mother|father|mom|dad|grandmother|grandfather|cousin|niece|nephew|kids?|children";
     const ZH_KINDS: &str = "狗|猫|小狗|小猫|鹦鹉|兔子|仓鼠|妹妹|姐姐|弟弟|哥哥|儿子|女儿|妻子|老婆|丈夫|老公|妈妈|爸爸|孩子";
     [
-        format!(r"(?i)\bi (?:have|'ve got|have got|adopted|got) (?:a|an|one|two|three|\d+|my)\s+(?:little |new |young |older |younger )?(?P<kind>{KINDS})(?:\s+(?:named|called)\s+(?P<x>\p{{Lu}}[\p{{L}}'-]*))?"),
-        format!(r"(?i)\bmy (?:little |new |young |older |younger )?(?P<kind>{KINDS})(?:,)?\s+(?P<x>\p{{Lu}}[\p{{L}}'-]*)"),
+        format!(r"\b(?i:i (?:have|'ve got|have got|adopted|got) (?:a|an|one|two|three|\d+|my)\s+(?:little |new |young |older |younger )?(?P<kind>{KINDS}))(?:\s+(?i:named|called)\s+(?P<x>\p{{Lu}}[\p{{L}}'-]*))?"),
+        format!(r"\b(?i:my (?:little |new |young |older |younger )?(?P<kind>{KINDS}))(?:,)?\s+(?P<x>\p{{Lu}}[\p{{L}}'-]*)"),
         format!(r"我(?:有|养了|养着|养)(?:一只|一条|一个|两只|两个|一位|个)?(?P<kind>{ZH_KINDS})(?:，)?(?:叫|名叫|名字叫)?(?P<x>[\p{{Han}}]{{1,3}})?"),
     ]
     .iter()
@@ -165,7 +165,7 @@ static HAS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// The user's own name: "my name is X", "call me X", "I'm X Y", "我叫X", "我是X，…".
 static NAMED: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
-        r"(?i)\b(?:my name is|call me|i am called|i'm called)\s+(?P<x>\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)",
+        r"\b(?i:my name is|call me|i am called|i'm called)\s+(?P<x>\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)",
         r"^(?:(?i)hi,? |hello,? )?(?i:i'm|i am)\s+(?P<x>\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)(?:[,.!]|$)",
         r"^(?:我叫|我的名字是|我的名字叫)\s*(?P<x>[\p{Han}]{2,4}|[A-Za-z][\p{L}]+(?: [A-Z][\p{L}]+)?)",
         r"^我是\s*(?P<x>[\p{Han}]{2,3})(?:[，,。！!]|$)",
@@ -440,7 +440,10 @@ fn spelled(text: &str, canonical: &str) -> String {
 fn strip_article(text: &str) -> &str {
     let mut rest = text.trim();
     for article in ["the ", "our ", "my ", "a ", "an ", "their ", "his ", "her "] {
-        if rest.len() > article.len() && rest[..article.len()].eq_ignore_ascii_case(article) {
+        if rest.len() > article.len()
+            && rest.is_char_boundary(article.len())
+            && rest[..article.len()].eq_ignore_ascii_case(article)
+        {
             rest = rest[article.len()..].trim_start();
         }
     }
