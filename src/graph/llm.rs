@@ -43,10 +43,10 @@ struct LlmEntity {
     kind: String,
 }
 
-/// What the LLM found in each message (by index into `messages`), and how many of its
-/// relations were dropped as invalid. `None` when its answer was unusable.
+/// What the LLM found in each message (by index into `messages`, `None` when its answer
+/// was unusable), how many of its relations were dropped as invalid, and the tokens spent.
 pub struct Found {
-    pub per_message: Vec<Extracted>,
+    pub per_message: Option<Vec<Extracted>>,
     pub invalid: i64,
     pub tokens: i64,
 }
@@ -63,7 +63,7 @@ pub async fn extract(
     graph: &Graph,
     messages: &[&str],
     max_tokens: u64,
-) -> Result<Option<Found>, anyhow::Error> {
+) -> Result<Found, anyhow::Error> {
     let known: Vec<(Uuid, String, String, bool)> = sqlx::query_as(
         "SELECT id, name, type, is_user FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
           ORDER BY last_seen DESC LIMIT $3",
@@ -93,15 +93,12 @@ pub async fn extract(
         Ok(answer) => answer,
         Err(ModelError::Malformed(reason)) => {
             tracing::warn!(%reason, "extract_graph: the LLM's answer is unusable; the rules read these messages");
-            return Ok(None);
+            return Ok(Found { per_message: None, invalid: 0, tokens: budget.used() as i64 });
         }
         Err(err) => return Err(err.into()),
     };
-    let mut found = Found {
-        per_message: messages.iter().map(|_| Extracted::default()).collect(),
-        invalid: 0,
-        tokens: budget.used() as i64,
-    };
+    let mut per_message: Vec<Extracted> = messages.iter().map(|_| Extracted::default()).collect();
+    let mut invalid = 0;
     let known_ids: HashMap<String, (String, EntityType, bool)> = known
         .iter()
         .map(|(id, name, kind, is_user)| {
@@ -112,11 +109,11 @@ pub async fn extract(
     if let Some(name) = answer.user_name.filter(|n| !n.trim().is_empty())
         && let Some(first) = messages.iter().position(|m| normalise(m).contains(&normalise(&name)))
     {
-        found.per_message[first].user_name = Some(name.trim().to_owned());
+        per_message[first].user_name = Some(name.trim().to_owned());
     }
     for relation in answer.relations {
         let Some(message) = relation.message.checked_sub(1).and_then(|i| messages.get(i)) else {
-            found.invalid += 1;
+            invalid += 1;
             continue;
         };
         let said = normalise(message);
@@ -142,19 +139,19 @@ pub async fn extract(
         let (Some(subject), Some(object), Some(predicate), true) =
             (subject, object, Predicate::parse(&relation.predicate), quoted)
         else {
-            found.invalid += 1;
+            invalid += 1;
             continue;
         };
         if ends.as_ref().is_some_and(Option::is_none) {
-            found.invalid += 1;
+            invalid += 1;
             continue;
         }
-        found.per_message[relation.message - 1].triples.push(Triple {
+        per_message[relation.message - 1].triples.push(Triple {
             subject,
             predicate,
             object,
             ended: ends.flatten(),
         });
     }
-    Ok(Some(found))
+    Ok(Found { per_message: Some(per_message), invalid, tokens: budget.used() as i64 })
 }

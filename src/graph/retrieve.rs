@@ -7,7 +7,8 @@
 //!          by embedding ≥ graph.seed_similarity (that similarity); and the entities of
 //!          the relations stated in the turns of the best results (weight hop_decay)
 //! walk   = recursive SQL from the seeds, both directions, at most graph.max_depth hops
-//!          and graph.fan_out edges per entity and hop, graph.max_relations in all
+//!          and graph.fan_out edges per entity and hop, graph.max_relations in all; each
+//!          relation by its shortest path from the surest seed
 //! graph  = seed weight × hop_decay^(hop − 1)
 //! ```
 //!
@@ -207,7 +208,7 @@ pub async fn walk(
          ), reached AS (
             SELECT DISTINCT ON (path[array_length(path, 1)]) path[array_length(path, 1)] AS rel, hop, path, start, weight
               FROM walk WHERE hop > 0
-             ORDER BY path[array_length(path, 1)], hop, weight DESC
+             ORDER BY path[array_length(path, 1)], weight DESC, hop
          )
          SELECT r.id, r.subject_id, s.name AS subject, r.predicate, r.object_id, o.name AS object, r.fact,
                 r.valid_from, r.valid_to, r.updated_at, r.source_event_ids, x.hop, x.path, x.start, x.weight,

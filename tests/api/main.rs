@@ -10,6 +10,7 @@ mod control_plane;
 mod embedded;
 mod episodic;
 mod forget;
+mod graph;
 mod hardening;
 mod health;
 mod helpers;

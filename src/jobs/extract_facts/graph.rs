@@ -56,12 +56,11 @@ pub(super) async fn extract(
             unit.budget.max_llm_tokens,
         )
         .await?;
-        if let Some(found) = found {
-            counts.add("graph_invalid", found.invalid);
-            counts.add("llm_tokens", found.tokens);
-            by_llm = Some(found.per_message);
-        } else {
-            counts.add("graph_llm_unusable", 1);
+        counts.add("graph_invalid", found.invalid);
+        counts.add("llm_tokens", found.tokens);
+        match found.per_message {
+            Some(per_message) => by_llm = Some(per_message),
+            None => counts.add("graph_llm_unusable", 1),
         }
     }
     let writer = match by_llm {

@@ -1,0 +1,224 @@
+//! Graph memory end to end: events in through the API, `extract_facts`, answers out
+//! through search, `/context` and the graph endpoints.
+
+use serde_json::{Value, json};
+
+use crate::consolidation::{day, run_at, say};
+use crate::helpers::{TestApp, error_of, scripted_llm, spawn_app};
+use crate::jobs::{executor, executor_with, job_dir};
+
+const JOBS: &[(&str, &str)] = &[("extract_facts", "schedule = \"0 0 * * * *\"")];
+
+async fn heard(user: &str, said: &[&str]) -> (TestApp, String) {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(&app.db, &job_dir(JOBS));
+    say(&app, &key, user, "s1", day(1, 9), said).await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    (app, key)
+}
+
+async fn get_json(app: &TestApp, key: &str, path: &str) -> (u16, Value) {
+    let response = app.get_as(key, path).await;
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn relations_of(found: &Value) -> Vec<String> {
+    found["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap().to_owned()).collect()
+}
+
+fn enc(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+#[tokio::test]
+async fn the_multi_hop_question_in_chinese_is_answered_through_the_graph() {
+    let (app, key) =
+        heard("li", &["我是李明，负责电商项目。", "电商项目用的是 FastAPI 和 PostgreSQL。", "张伟是我的同事，负责支付模块。"]).await;
+    let question = "张伟用的什么数据库？";
+
+    let found = app.search(&key, &json!({"user_id": "li", "query": question, "kinds": ["relation"], "explain": true})).await;
+    let database = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["content"].as_str().unwrap().contains("PostgreSQL"))
+        .unwrap_or_else(|| panic!("a relation names PostgreSQL: {found}"));
+    assert_eq!(database["kind"], "relation");
+    assert_eq!(database["path"], "张伟 —colleague→ 李明 —leads→ 电商项目 —uses→ PostgreSQL", "{database}");
+    let parts = &database["explanation"];
+    let relevance = parts["relevance"].as_f64().unwrap();
+    let expected = relevance * parts["tier"].as_f64().unwrap() * parts["time"].as_f64().unwrap();
+    assert!((database["score"].as_f64().unwrap() - expected).abs() < 1e-9, "{parts}");
+    assert_eq!(parts["hop"], 3);
+
+    let (status, context) = get_json(&app, &key, &format!("/v1/users/li/context?query={}", enc(question))).await;
+    assert_eq!(status, 200);
+    let text = context["text"].as_str().unwrap();
+    assert!(text.contains("## Relations") && text.contains("电商项目 —uses→ PostgreSQL"), "{text}");
+    assert!(context["items"].as_array().unwrap().iter().any(|i| i["section"] == "relations" && i["kind"] == "relation"));
+
+    let (status, path) =
+        get_json(&app, &key, &format!("/v1/users/li/graph/path?from={}&to=PostgreSQL", enc("张伟"))).await;
+    assert_eq!(status, 200, "{path}");
+    let hops: Vec<(&str, &str, &str)> = path["relations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["subject"].as_str().unwrap(), r["predicate"].as_str().unwrap(), r["object"].as_str().unwrap()))
+        .collect();
+    assert_eq!(hops, vec![("张伟", "colleague", "李明"), ("李明", "leads", "电商项目"), ("电商项目", "uses", "PostgreSQL")]);
+}
+
+#[tokio::test]
+async fn the_multi_hop_question_in_english_is_answered_through_the_graph() {
+    let (app, key) = heard(
+        "ana",
+        &[
+            "My name is Ana Lopes.",
+            "I lead the checkout project.",
+            "The checkout project uses Django and Postgres.",
+            "My colleague Priya owns the payment module.",
+        ],
+    )
+    .await;
+
+    let found = app
+        .search(&key, &json!({"user_id": "ana", "query": "Which database does Priya's work depend on?", "kinds": ["relation"]}))
+        .await;
+    assert!(relations_of(&found).iter().any(|r| r == "checkout project —uses→ PostgreSQL"), "{found}");
+    let (status, context) =
+        get_json(&app, &key, &format!("/v1/users/ana/context?query={}", enc("Which database does Priya use?"))).await;
+    assert_eq!(status, 200);
+    assert!(context["text"].as_str().unwrap().contains("—uses→ PostgreSQL"), "{}", context["text"]);
+
+    let (status, path) = get_json(&app, &key, "/v1/users/ana/graph/path?from=Priya&to=Postgres").await;
+    assert_eq!(status, 200, "{path}");
+    assert_eq!(path["relations"].as_array().unwrap().len(), 3, "{path}");
+    let (_, neighbourhood) = get_json(&app, &key, "/v1/users/ana/graph?entity=Priya&depth=1").await;
+    let names: Vec<&str> = neighbourhood["entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"Ana Lopes") && names.contains(&"payment module"), "{names:?}");
+    assert!(!names.contains(&"PostgreSQL"), "depth 1 stops at Priya's own edges: {names:?}");
+
+    let (status, error) = get_json(&app, &key, "/v1/users/ana/graph?entity=Priya&depth=4").await;
+    assert_eq!((status, error["error"]["field"].as_str()), (400, Some("depth")), "{error}");
+    let (status, _) = get_json(&app, &key, "/v1/users/ana/graph/path?from=Priya&to=Postgres&max_depth=9").await;
+    assert_eq!(status, 400);
+    let (status, _) = get_json(&app, &key, "/v1/users/ana/graph?entity=Nobody").await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_migration_ends_the_old_edge_and_as_of_still_sees_it() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(&app.db, &job_dir(JOBS));
+    say(&app, &key, "li", "s1", day(1, 9), &["电商项目用的是 PostgreSQL。"]).await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    say(&app, &key, "li", "s2", day(5, 9), &["电商项目已经从 PostgreSQL 迁移到 TiDB 了"]).await;
+    run_at(&executor, "extract_facts", day(5, 12), false).await;
+
+    let objects = |graph: &Value| -> Vec<String> {
+        graph["relations"].as_array().unwrap().iter().map(|r| r["object"].as_str().unwrap().to_owned()).collect()
+    };
+    let project = enc("电商项目");
+    let (_, now) = get_json(&app, &key, &format!("/v1/users/li/graph?entity={project}")).await;
+    assert_eq!(objects(&now), vec!["TiDB"], "{now}");
+    let then = day(3, 0).to_rfc3339();
+    let (_, before) = get_json(&app, &key, &format!("/v1/users/li/graph?entity={project}&as_of={}", enc(&then))).await;
+    assert_eq!(objects(&before), vec!["PostgreSQL"], "{before}");
+
+    let (_, tidb) = get_json(&app, &key, "/v1/users/li/graph?entity=TiDB").await;
+    let (_, entity) =
+        get_json(&app, &key, &format!("/v1/users/li/entities/{}", now["entities"][0]["id"].as_str().unwrap())).await;
+    let statuses: Vec<&str> = entity["relations"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, vec!["superseded", "active"], "the old edge is kept, ended: {entity}");
+    assert!(entity["relations"][0]["valid_to"].is_string());
+    assert_eq!(tidb["relations"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_alias_in_a_later_message_names_the_same_entity() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor(&app.db, &job_dir(JOBS));
+    say(&app, &key, "bo", "s1", day(1, 9), &["The billing service uses PostgreSQL."]).await;
+    run_at(&executor, "extract_facts", day(1, 12), false).await;
+    say(&app, &key, "bo", "s2", day(2, 9), &["The reporting service runs on PG too."]).await;
+    run_at(&executor, "extract_facts", day(2, 12), false).await;
+
+    let (status, page) = get_json(&app, &key, "/v1/users/bo/entities?type=technology").await;
+    assert_eq!(status, 200);
+    let names: Vec<&str> = page["entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["PostgreSQL"], "{page}");
+    let id = page["entities"][0]["id"].as_str().unwrap();
+    let (_, entity) = get_json(&app, &key, &format!("/v1/users/bo/entities/{id}")).await;
+    let subjects: Vec<&str> =
+        entity["relations"].as_array().unwrap().iter().map(|r| r["subject"].as_str().unwrap()).collect();
+    assert_eq!(subjects, vec!["billing service", "reporting service"]);
+    assert!(entity["entity"]["aliases"].as_array().unwrap().iter().any(|a| a == "pg"));
+    let (status, error) = get_json(&app, &key, "/v1/users/bo/entities?type=animal").await;
+    assert_eq!((status, error["error"]["field"].as_str()), (400, Some("type")));
+}
+
+#[tokio::test]
+async fn another_tenant_sees_no_entity_and_forgetting_leaves_none() {
+    let (app, key) = heard("li", &["我是李明，负责电商项目。", "电商项目用的是 FastAPI 和 PostgreSQL。"]).await;
+    let (_, mine) = get_json(&app, &key, "/v1/users/li/entities").await;
+    let id = mine["entities"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(mine["entities"].as_array().unwrap().len(), 4, "{mine}");
+
+    let other = app.key("globex", "read,ingest").await;
+    let (_, theirs) = get_json(&app, &other, "/v1/users/li/entities").await;
+    assert_eq!(theirs["entities"], json!([]));
+    let (status, _) = get_json(&app, &other, &format!("/v1/users/li/entities/{id}")).await;
+    assert_eq!(status, 404);
+    let (status, _) = get_json(&app, &key, &format!("/v1/users/someone-else/entities/{id}")).await;
+    assert_eq!(status, 404);
+    let found = app.search(&other, &json!({"user_id": "li", "query": "电商项目用什么", "kinds": ["relation"]})).await;
+    assert_eq!(found["results"], json!([]));
+
+    let admin = app.key("acme", "admin").await;
+    let response = app.client.delete(format!("{}/admin/v1/users/li", app.address)).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    for table in ["entities", "relations", "graph_history"] {
+        let left: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "{table}");
+    }
+}
+
+#[tokio::test]
+async fn the_llm_path_stores_valid_relations_and_drops_one_naming_an_unknown_entity() {
+    let answer = json!({
+        "relations": [
+            {"subject": {"id": null, "name": "ledger", "type": "product"}, "predicate": "uses",
+             "object": {"id": null, "name": "CockroachDB", "type": "technology"}, "ends": null,
+             "source_quote": "We run the ledger on CockroachDB", "message": 1},
+            {"subject": {"id": "0190a1b2-0000-7000-8000-000000000000", "name": "ghost", "type": "person"},
+             "predicate": "owns", "object": {"id": null, "name": "ledger", "type": "product"}, "ends": null,
+             "source_quote": "We run the ledger on CockroachDB", "message": 1},
+            {"subject": {"id": null, "name": "Kafka", "type": "technology"}, "predicate": "uses",
+             "object": {"id": null, "name": "ledger", "type": "product"}, "ends": null,
+             "source_quote": "We never said this", "message": 1}
+        ],
+        "user_name": null
+    });
+    let (_server, llm) = scripted_llm(&answer.to_string()).await;
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let executor = executor_with(&app.db, &job_dir(JOBS), Some(llm));
+    say(&app, &key, "cy", "s1", day(1, 9), &["We run the ledger on CockroachDB."]).await;
+    let run = run_at(&executor, "extract_facts", day(1, 12), false).await;
+
+    assert_eq!(run.counts["graph_invalid"], 2, "{}", run.counts);
+    assert_eq!(run.counts["relations_created"], 1, "{}", run.counts);
+    let (_, ledger) = get_json(&app, &key, "/v1/users/cy/graph?entity=ledger").await;
+    assert_eq!(ledger["relations"][0]["object"], "CockroachDB", "{ledger}");
+    assert_eq!(ledger["relations"].as_array().unwrap().len(), 1);
+    let error = error_of(app.get_as(&key, "/v1/users/cy/graph").await).await;
+    assert_eq!(error["field"], "entity");
+}
