@@ -142,11 +142,12 @@ async fn relations(
     }
     found.retain(|r| r.score >= lookup.settings.context_min_score);
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
-    let chains: Vec<(String, String)> =
-        found.into_iter().map(|r| (r.id, r.path.unwrap_or(r.content))).collect();
+    let chains: Vec<(String, String)> = found.into_iter().map(|r| (r.id, r.path.unwrap_or(r.content))).collect();
     Ok(chains
         .iter()
-        .filter(|(_, chain)| !chains.iter().any(|(_, other)| other.len() > chain.len() && other.starts_with(chain.as_str())))
+        .filter(|(_, chain)| {
+            !chains.iter().any(|(_, other)| other.len() > chain.len() && other.starts_with(chain.as_str()))
+        })
         .take(MAX_CHAINS)
         .map(|(id, chain)| Candidate { id: id.clone(), kind: ResultKind::Relation, content: chain.clone() })
         .collect())

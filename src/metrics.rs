@@ -170,14 +170,20 @@ impl Metrics {
             entities: gauge(&r, "engram_entities", "Graph entities by status", &["status"]),
             relations: gauge(&r, "engram_relations", "Graph relations by status", &["status"]),
             graph_walks: {
-                let metric = prometheus::IntCounter::new("engram_graph_walks_total", "Graph walks by lookups and the graph endpoints")
-                    .expect("valid metric");
+                let metric = prometheus::IntCounter::new(
+                    "engram_graph_walks_total",
+                    "Graph walks by lookups and the graph endpoints",
+                )
+                .expect("valid metric");
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },
             graph_reached: {
-                let opts = prometheus::HistogramOpts::new("engram_graph_relations_reached", "Relations one graph walk of a lookup reached")
-                    .buckets(vec![0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0]);
+                let opts = prometheus::HistogramOpts::new(
+                    "engram_graph_relations_reached",
+                    "Relations one graph walk of a lookup reached",
+                )
+                .buckets(vec![0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0]);
                 let metric = prometheus::Histogram::with_opts(opts).expect("valid metric");
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric

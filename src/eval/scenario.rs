@@ -66,6 +66,9 @@ pub struct Question {
     pub not_expected: Vec<String>,
     #[serde(default)]
     pub expect_no_hit: bool,
+    /// What the lookup searches (`POST /v1/search`'s `kinds`); its default when absent.
+    #[serde(default)]
+    pub kinds: Option<Vec<String>>,
 }
 
 pub fn load(path: &Path) -> anyhow::Result<Scenario> {
@@ -158,7 +161,12 @@ pub async fn run_one(
             .post_as(
                 &key,
                 "/v1/search",
-                &json!({"user_id": format!("{prefix}-{}", q.user), "query": q.query, "limit": k}),
+                &match &q.kinds {
+                    Some(kinds) => {
+                        json!({"user_id": format!("{prefix}-{}", q.user), "query": q.query, "limit": k, "kinds": kinds})
+                    }
+                    None => json!({"user_id": format!("{prefix}-{}", q.user), "query": q.query, "limit": k}),
+                },
             )
             .await?;
         let contents: Vec<String> = found["results"]

@@ -100,7 +100,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
                 r"^(?P<s>{ZH_NP})\s*(?:已经|已|刚刚|最近)?\s*从\s*(?P<old>[^，,。]+?)\s*(?:迁移|迁|换|切换|转|改|升级)(?:到|成|为)了?\s*(?P<o>[^，,。了]+)"
             ),
         ),
-        en(Uses, Project, Technology, r"uses|use|is using|are using|runs on|run on|is built (?:on|with)|are built (?:on|with)|is written in|relies on|rely on|switched to|migrated to"),
+        en(
+            Uses,
+            Project,
+            Technology,
+            r"uses|use|is using|are using|runs on|run on|is built (?:on|with)|are built (?:on|with)|is written in|relies on|rely on|switched to|migrated to",
+        ),
         en(DependsOn, Product, Product, r"depends on|depend on|requires|calls"),
         en(DeployedOn, Product, Technology, r"(?:is|are) deployed (?:on|to)|(?:is|are) hosted on|runs in"),
         en(PartOf, Product, Project, r"(?:is|are) (?:a |an )?(?:part|component|module) of|belongs to|belong to"),
@@ -111,7 +116,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         en(LocatedIn, Organization, Place, r"(?:is|are) (?:located|based|headquartered) in"),
         en(LivesIn, Person, Place, r"(?:live|lives|am living|'m living) in|moved to|relocated to"),
         en(WorksAt, Person, Organization, r"(?:work|works|am working|'m working) (?:at|for)|joined"),
-        en(Prefers, Person, Concept, r"(?:really |much |strongly )?(?:prefer|prefers|like|likes|love|loves|enjoy|enjoys)"),
+        en(
+            Prefers,
+            Person,
+            Concept,
+            r"(?:really |much |strongly )?(?:prefer|prefers|like|likes|love|loves|enjoy|enjoys)",
+        ),
         zh(Leads, Person, Project, r"负责|主导|带领|领导|牵头"),
         zh(Uses, Project, Technology, r"用的是|使用的是|采用的是|用了|使用了|采用了|使用|采用|基于|用"),
         zh(DependsOn, Product, Product, r"依赖于|依赖|调用"),
@@ -119,7 +129,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         zh(LocatedIn, Organization, Place, r"位于|坐落于|总部在"),
         zh(ReportsTo, Person, Person, r"向(?P<o2>[\p{Han}A-Za-z]{2,12}?)汇报"),
         zh(WorksOn, Person, Project, r"在做|参与了?|开发"),
-        rule(PartOf, Product, Project, &format!(r"^(?P<s>{ZH_NP})\s*(?:是|属于)\s*(?P<o>[^，,。]+?)的(?:一部分|模块|组件|子系统)")),
+        rule(
+            PartOf,
+            Product,
+            Project,
+            &format!(r"^(?P<s>{ZH_NP})\s*(?:是|属于)\s*(?P<o>[^，,。]+?)的(?:一部分|模块|组件|子系统)"),
+        ),
         rule(PartOf, Product, Project, &format!(r"^(?P<s>{ZH_NP})\s*属于\s*(?P<o>[^，,。]+)")),
         rule(LivesIn, Person, Place, r"^我(?:现在)?(?:住在|居住在|生活在|搬到了?|搬去了?)\s*(?P<o>[^，,。]+)"),
         rule(WorksAt, Person, Organization, r"^我(?:现在)?在\s*(?P<o>[\p{Han}A-Za-z]{2,12}?)(?:工作|上班|任职)"),
@@ -151,7 +166,8 @@ static MANAGER: LazyLock<Regex> = LazyLock::new(|| {
 /// "I have a dog named Rex", "my sister Anna", "我有一只猫叫咪咪": (user, has, …).
 static HAS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     const KINDS: &str = "dog|cat|puppy|kitten|parrot|rabbit|hamster|horse|sister|brother|son|daughter|wife|husband|partner|mother|father|mom|dad|grandmother|grandfather|cousin|niece|nephew|kids?|children";
-    const ZH_KINDS: &str = "狗|猫|小狗|小猫|鹦鹉|兔子|仓鼠|妹妹|姐姐|弟弟|哥哥|儿子|女儿|妻子|老婆|丈夫|老公|妈妈|爸爸|孩子";
+    const ZH_KINDS: &str =
+        "狗|猫|小狗|小猫|鹦鹉|兔子|仓鼠|妹妹|姐姐|弟弟|哥哥|儿子|女儿|妻子|老婆|丈夫|老公|妈妈|爸爸|孩子";
     [
         format!(r"\b(?i:i (?:have|'ve got|have got|adopted|got) (?:a|an|one|two|three|\d+|my)\s+(?:little |new |young |older |younger )?(?P<kind>{KINDS}))(?:\s+(?i:named|called)\s+(?P<x>\p{{Lu}}[\p{{L}}'-]*))?"),
         format!(r"\b(?i:my (?:little |new |young |older |younger )?(?P<kind>{KINDS}))(?:,)?\s+(?P<x>\p{{Lu}}[\p{{L}}'-]*)"),
@@ -181,15 +197,95 @@ static OBJECT_END: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Where an object list splits: "FastAPI and PostgreSQL", "FastAPI和PostgreSQL".
-static LIST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\s*(?:,\s*and\s+|,|\s+and\s+|\s+&\s+|和|与|及|以及|、|跟|，)\s*").expect("a valid pattern"));
+static LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\s*(?:,\s*and\s+|,|\s+and\s+|\s+&\s+|和|与|及|以及|、|跟|，)\s*").expect("a valid pattern")
+});
 
-const USER_WORDS: &[&str] = &["i", "we", "me", "us", "myself", "our team", "my team", "the team", "我", "我们", "我们团队", "我自己", "本人"];
-const REFERENCES: &[&str] = &["it", "this", "the project", "our project", "my project", "this project", "项目", "这个项目", "该项目", "它", "这个"];
-const PROJECT_WORDS: &[&str] = &["project", "app", "application", "website", "site", "platform", "system", "项目", "系统", "平台", "应用", "网站", "工程", "小程序"];
-const PRODUCT_WORDS: &[&str] = &["module", "service", "component", "api", "library", "sdk", "backend", "frontend", "pipeline", "模块", "服务", "组件", "接口", "后端", "前端", "库"];
-const ORG_WORDS: &[&str] = &["inc", "ltd", "corp", "company", "bank", "university", "gmbh", "llc", "公司", "集团", "银行", "大学", "研究院"];
-const FAMILY: &[&str] = &["sister", "brother", "son", "daughter", "wife", "husband", "partner", "mother", "father", "mom", "dad", "grandmother", "grandfather", "cousin", "niece", "nephew", "kid", "kids", "children", "妹妹", "姐姐", "弟弟", "哥哥", "儿子", "女儿", "妻子", "老婆", "丈夫", "老公", "妈妈", "爸爸", "孩子"];
+const USER_WORDS: &[&str] =
+    &["i", "we", "me", "us", "myself", "our team", "my team", "the team", "我", "我们", "我们团队", "我自己", "本人"];
+const REFERENCES: &[&str] = &[
+    "it",
+    "this",
+    "the project",
+    "our project",
+    "my project",
+    "this project",
+    "项目",
+    "这个项目",
+    "该项目",
+    "它",
+    "这个",
+];
+const PROJECT_WORDS: &[&str] = &[
+    "project",
+    "app",
+    "application",
+    "website",
+    "site",
+    "platform",
+    "system",
+    "项目",
+    "系统",
+    "平台",
+    "应用",
+    "网站",
+    "工程",
+    "小程序",
+];
+const PRODUCT_WORDS: &[&str] = &[
+    "module",
+    "service",
+    "component",
+    "api",
+    "library",
+    "sdk",
+    "backend",
+    "frontend",
+    "pipeline",
+    "模块",
+    "服务",
+    "组件",
+    "接口",
+    "后端",
+    "前端",
+    "库",
+];
+const ORG_WORDS: &[&str] =
+    &["inc", "ltd", "corp", "company", "bank", "university", "gmbh", "llc", "公司", "集团", "银行", "大学", "研究院"];
+const FAMILY: &[&str] = &[
+    "sister",
+    "brother",
+    "son",
+    "daughter",
+    "wife",
+    "husband",
+    "partner",
+    "mother",
+    "father",
+    "mom",
+    "dad",
+    "grandmother",
+    "grandfather",
+    "cousin",
+    "niece",
+    "nephew",
+    "kid",
+    "kids",
+    "children",
+    "妹妹",
+    "姐姐",
+    "弟弟",
+    "哥哥",
+    "儿子",
+    "女儿",
+    "妻子",
+    "老婆",
+    "丈夫",
+    "老公",
+    "妈妈",
+    "爸爸",
+    "孩子",
+];
 
 /// The relations of one sentence, with what earlier sentences of the batch named.
 pub fn extract(sentence: &str, aliases: &Aliases, discourse: &mut Discourse) -> Extracted {
@@ -353,7 +449,10 @@ fn relations(clause: &str, aliases: &Aliases, discourse: &Discourse, previous: O
         if objects.is_empty() {
             continue;
         }
-        return objects.into_iter().map(|object| Triple { subject: subject.clone(), predicate, object, ended: ended.clone() }).collect();
+        return objects
+            .into_iter()
+            .map(|object| Triple { subject: subject.clone(), predicate, object, ended: ended.clone() })
+            .collect();
     }
     Vec::new()
 }
@@ -485,7 +584,8 @@ mod tests {
 
     #[test]
     fn the_seed_example_in_chinese() {
-        let found = said(&["我是李明，负责电商项目。", "项目用的是 FastAPI 和 PostgreSQL。", "张伟是我的同事，负责支付模块。"]);
+        let found =
+            said(&["我是李明，负责电商项目。", "项目用的是 FastAPI 和 PostgreSQL。", "张伟是我的同事，负责支付模块。"]);
         assert_eq!(
             found,
             vec![
@@ -561,6 +661,9 @@ mod tests {
         assert!(said(&["everyone uses their phone for that", "we use it for everything", "hello there"]).is_empty());
         let (aliases, mut discourse) = (Aliases::default(), Discourse::default());
         assert_eq!(extract("我叫李明。", &aliases, &mut discourse).user_name.as_deref(), Some("李明"));
-        assert_eq!(extract("Hi, I'm Daniel Okafor, a nurse.", &aliases, &mut discourse).user_name.as_deref(), Some("Daniel Okafor"));
+        assert_eq!(
+            extract("Hi, I'm Daniel Okafor, a nurse.", &aliases, &mut discourse).user_name.as_deref(),
+            Some("Daniel Okafor")
+        );
     }
 }

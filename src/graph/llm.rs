@@ -121,16 +121,21 @@ pub async fn extract(
         let entity = |e: &LlmEntity| -> Option<Mention> {
             match e.id.as_deref().filter(|id| !id.is_empty()) {
                 Some("user") => Some(Mention::user()),
-                Some(id) => known_ids
-                    .get(id)
-                    .map(|(name, kind, is_user)| Mention { name: name.clone(), kind: *kind, is_user: *is_user }),
+                Some(id) => known_ids.get(id).map(|(name, kind, is_user)| Mention {
+                    name: name.clone(),
+                    kind: *kind,
+                    is_user: *is_user,
+                }),
                 None => {
                     let kind = EntityType::parse(&e.kind)?;
                     let name = e.name.trim();
                     let named = graph.aliases.all_names_of(name).iter().any(|n| said.contains(n.as_str()))
                         || said.contains(&normalise(name));
-                    (named && !name.is_empty() && name.chars().count() <= 60)
-                        .then(|| Mention { name: name.to_owned(), kind, is_user: false })
+                    (named && !name.is_empty() && name.chars().count() <= 60).then(|| Mention {
+                        name: name.to_owned(),
+                        kind,
+                        is_user: false,
+                    })
                 }
             }
         };
@@ -146,12 +151,7 @@ pub async fn extract(
             invalid += 1;
             continue;
         }
-        per_message[relation.message - 1].triples.push(Triple {
-            subject,
-            predicate,
-            object,
-            ended: ends.flatten(),
-        });
+        per_message[relation.message - 1].triples.push(Triple { subject, predicate, object, ended: ends.flatten() });
     }
     Ok(Found { per_message: Some(per_message), invalid, tokens: budget.used() as i64 })
 }

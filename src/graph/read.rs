@@ -65,7 +65,8 @@ pub struct HistoryEntry {
 }
 
 const ENTITY_COLUMNS: &str = "id, name, type, aliases, first_seen, last_seen, is_user, status, merged_into";
-const RELATION_COLUMNS: &str = "r.id, s.name AS subject, r.subject_id, r.predicate, o.name AS object, r.object_id, r.fact,
+const RELATION_COLUMNS: &str =
+    "r.id, s.name AS subject, r.subject_id, r.predicate, o.name AS object, r.object_id, r.fact,
      r.valid_from, r.valid_to, r.created_at, r.expired_at, r.source_event_ids, r.status, r.confidence";
 const RELATION_JOINS: &str = "JOIN entities s ON s.tenant_id = r.tenant_id AND s.id = r.subject_id
      JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id";

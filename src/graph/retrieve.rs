@@ -242,7 +242,9 @@ pub fn chain(reached: &Reached, all: &HashMap<Uuid, &Reached>) -> String {
     let mut at = reached.start;
     let mut text = String::new();
     for id in &reached.path {
-        let Some(r) = all.get(id).copied().or((*id == reached.id).then_some(reached)) else { return relation_line(reached) };
+        let Some(r) = all.get(id).copied().or((*id == reached.id).then_some(reached)) else {
+            return relation_line(reached);
+        };
         let forward = r.subject_id == at;
         if text.is_empty() {
             text.push_str(if forward { &r.subject } else { &r.object });
@@ -281,7 +283,12 @@ pub fn keyword_share(terms: &[String], weights: &[f64], text: &str) -> f64 {
 
 /// The walk's relations as search results: content the relation's line, `fact` the
 /// sentence that states it, `path` the chain from the seed.
-pub fn results(reached: Vec<Reached>, terms: &[String], weights: &[f64], settings: &GraphSettings) -> Vec<SearchResult> {
+pub fn results(
+    reached: Vec<Reached>,
+    terms: &[String],
+    weights: &[f64],
+    settings: &GraphSettings,
+) -> Vec<SearchResult> {
     let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
     let out: Vec<SearchResult> = reached
         .iter()

@@ -164,7 +164,8 @@ impl Writer<'_> {
         at: DateTime<Utc>,
     ) -> anyhow::Result<Uuid> {
         let id = Uuid::now_v7();
-        let aliases: Vec<String> = self.aliases.all_names_of(name).into_iter().filter(|a| *a != normalise(name)).collect();
+        let aliases: Vec<String> =
+            self.aliases.all_names_of(name).into_iter().filter(|a| *a != normalise(name)).collect();
         let sql = format!(
             "INSERT INTO entities (tenant_id, id, user_id, name, norm_name, type, aliases, is_user, embedding,
                                    embedding_model, embedding_dims, first_seen, last_seen)
@@ -207,7 +208,12 @@ impl Writer<'_> {
     }
 
     /// The user's own entity, made on first mention (named "user" until they say their name).
-    async fn user_entity(&self, conn: &mut PgConnection, at: DateTime<Utc>, written: &mut Written) -> anyhow::Result<Uuid> {
+    async fn user_entity(
+        &self,
+        conn: &mut PgConnection,
+        at: DateTime<Utc>,
+        written: &mut Written,
+    ) -> anyhow::Result<Uuid> {
         if let Some(id) = self.find(conn, &Mention::user()).await? {
             self.touch(conn, id, at).await?;
             return Ok(id);
@@ -426,7 +432,8 @@ impl Writer<'_> {
 /// What a relation's vector is made from: the sentence and the relation in words, with
 /// the kind of technology it names (`uses PostgreSQL, a database`).
 pub fn match_text(sentence: &str, subject: &str, predicate: Predicate, object: &str) -> String {
-    let kind = technologies(object).first().map(|(key, _)| format!(", a {}", key.replace('_', " "))).unwrap_or_default();
+    let kind =
+        technologies(object).first().map(|(key, _)| format!(", a {}", key.replace('_', " "))).unwrap_or_default();
     format!("{sentence}\n{subject} {} {object}{kind}", predicate.words())
 }
 
@@ -552,13 +559,14 @@ pub async fn restore(
     id: Uuid,
     change: &Change,
 ) -> Result<(), RestoreError> {
-    let merged: Option<(String, Option<Uuid>, String)> =
-        sqlx::query_as("SELECT status, merged_into, norm_name FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3")
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let merged: Option<(String, Option<Uuid>, String)> = sqlx::query_as(
+        "SELECT status, merged_into, norm_name FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
     let Some((status, Some(into), norm_name)) = merged.clone().filter(|(s, ..)| s == "merged") else {
         return Err(if merged.is_none() { RestoreError::NotFound } else { RestoreError::NotMerged });
     };
@@ -682,7 +690,12 @@ pub async fn forget_user(
 
 /// Hard-deletes the user's relations superseded before `before` and entities merged
 /// before it (with their history) that no relation names any more.
-pub async fn purge(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, before: DateTime<Utc>) -> sqlx::Result<i64> {
+pub async fn purge(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    before: DateTime<Utc>,
+) -> sqlx::Result<i64> {
     let (relations, entities): (i64, i64) = sqlx::query_as(
         "WITH gone AS (
             DELETE FROM relations WHERE tenant_id = $1 AND user_id = $2 AND status IN ('superseded', 'deleted')

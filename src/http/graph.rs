@@ -103,7 +103,8 @@ async fn get_entity(
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
     let found = read::entity(&mut tx, &principal.tenant, &user, id).await?;
     tx.commit().await?;
-    let (entity, relations, history) = found.ok_or_else(|| ApiError::NotFound(format!("no entity {id} for this user")))?;
+    let (entity, relations, history) =
+        found.ok_or_else(|| ApiError::NotFound(format!("no entity {id} for this user")))?;
     Ok(HttpResponse::Ok().json(EntityDetail { entity, relations, history }))
 }
 
@@ -189,8 +190,7 @@ async fn shortest_path(
     let found = read::path(&mut tx, &principal.tenant, &user, from, to, max_depth).await?;
     tx.commit().await?;
     state.metrics.graph_walks.inc();
-    let (entities, relations) =
-        found.ok_or_else(|| ApiError::NotFound(format!("no path within {max_depth} hops")))?;
+    let (entities, relations) = found.ok_or_else(|| ApiError::NotFound(format!("no path within {max_depth} hops")))?;
     Ok(HttpResponse::Ok().json(Subgraph { entities, relations }))
 }
 
@@ -219,7 +219,8 @@ async fn restore_entity(
     })?;
     let found = read::entity(&mut tx, &principal.tenant, &user, id).await?;
     tx.commit().await?;
-    let (entity, relations, history) = found.ok_or_else(|| ApiError::NotFound(format!("no entity {id} for this user")))?;
+    let (entity, relations, history) =
+        found.ok_or_else(|| ApiError::NotFound(format!("no entity {id} for this user")))?;
     Ok(HttpResponse::Ok().json(EntityDetail { entity, relations, history }))
 }
 

@@ -7,8 +7,8 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::events::EventLookup;
-use super::terms::{Terms, terms};
 use super::relations::{self, RelationQuery};
+use super::terms::{Terms, terms};
 use super::{Lookup, Parts, SearchQuery, SearchResult, score, summaries, when};
 use crate::configuration::SearchSettings;
 use crate::domain::{Kind, ResultKind, TenantId};
@@ -25,7 +25,11 @@ pub enum SearchError {
 
 /// Runs a validated search as of the lookup's clock; results are sorted by score and at
 /// or above `min_score`.
-pub async fn run(lookup: &Lookup<'_>, tenant: &TenantId, query: &SearchQuery) -> Result<Vec<SearchResult>, SearchError> {
+pub async fn run(
+    lookup: &Lookup<'_>,
+    tenant: &TenantId,
+    query: &SearchQuery,
+) -> Result<Vec<SearchResult>, SearchError> {
     let Lookup { lookups, embedder, settings, decay, now, .. } = *lookup;
     let vector = match &query.embedding {
         Some(vector) => vector.clone(),
@@ -83,7 +87,12 @@ pub async fn run(lookup: &Lookup<'_>, tenant: &TenantId, query: &SearchQuery) ->
 }
 
 /// Scores `results` on the one scale and keeps those at or above `min_score`, best first.
-fn score_all(results: &mut Vec<SearchResult>, query: &SearchQuery, settings: &SearchSettings, window: Option<when::Window>) {
+fn score_all(
+    results: &mut Vec<SearchResult>,
+    query: &SearchQuery,
+    settings: &SearchSettings,
+    window: Option<when::Window>,
+) {
     for result in results.iter_mut() {
         let explanation = result.parts.explain(settings, window);
         result.score = explanation.score();

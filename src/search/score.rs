@@ -137,7 +137,8 @@ pub fn one_slot_per_turn(ranked: Vec<SearchResult>) -> Vec<SearchResult> {
     let mut out = Vec::with_capacity(ranked.len());
     for result in ranked {
         // A summary covers whole sessions; a relation says something its turn's fact does not.
-        let summary = matches!(result.kind, ResultKind::SessionSummary | ResultKind::PeriodSummary | ResultKind::Relation);
+        let summary =
+            matches!(result.kind, ResultKind::SessionSummary | ResultKind::PeriodSummary | ResultKind::Relation);
         if !summary && !result.source_event_ids.is_empty() {
             if result.source_event_ids.iter().all(|id| covered.contains(id)) {
                 continue;

@@ -34,11 +34,15 @@ fn enc(text: &str) -> String {
 
 #[tokio::test]
 async fn the_multi_hop_question_in_chinese_is_answered_through_the_graph() {
-    let (app, key) =
-        heard("li", &["我是李明，负责电商项目。", "电商项目用的是 FastAPI 和 PostgreSQL。", "张伟是我的同事，负责支付模块。"]).await;
+    let (app, key) = heard(
+        "li",
+        &["我是李明，负责电商项目。", "电商项目用的是 FastAPI 和 PostgreSQL。", "张伟是我的同事，负责支付模块。"],
+    )
+    .await;
     let question = "张伟用的什么数据库？";
 
-    let found = app.search(&key, &json!({"user_id": "li", "query": question, "kinds": ["relation"], "explain": true})).await;
+    let found =
+        app.search(&key, &json!({"user_id": "li", "query": question, "kinds": ["relation"], "explain": true})).await;
     let database = found["results"]
         .as_array()
         .unwrap()
@@ -57,7 +61,9 @@ async fn the_multi_hop_question_in_chinese_is_answered_through_the_graph() {
     assert_eq!(status, 200);
     let text = context["text"].as_str().unwrap();
     assert!(text.contains("## Relations") && text.contains("电商项目 —uses→ PostgreSQL"), "{text}");
-    assert!(context["items"].as_array().unwrap().iter().any(|i| i["section"] == "relations" && i["kind"] == "relation"));
+    assert!(
+        context["items"].as_array().unwrap().iter().any(|i| i["section"] == "relations" && i["kind"] == "relation")
+    );
 
     let (status, path) =
         get_json(&app, &key, &format!("/v1/users/li/graph/path?from={}&to=PostgreSQL", enc("张伟"))).await;
@@ -68,7 +74,10 @@ async fn the_multi_hop_question_in_chinese_is_answered_through_the_graph() {
         .iter()
         .map(|r| (r["subject"].as_str().unwrap(), r["predicate"].as_str().unwrap(), r["object"].as_str().unwrap()))
         .collect();
-    assert_eq!(hops, vec![("张伟", "colleague", "李明"), ("李明", "leads", "电商项目"), ("电商项目", "uses", "PostgreSQL")]);
+    assert_eq!(
+        hops,
+        vec![("张伟", "colleague", "李明"), ("李明", "leads", "电商项目"), ("电商项目", "uses", "PostgreSQL")]
+    );
 }
 
 #[tokio::test]
@@ -85,7 +94,10 @@ async fn the_multi_hop_question_in_english_is_answered_through_the_graph() {
     .await;
 
     let found = app
-        .search(&key, &json!({"user_id": "ana", "query": "Which database does Priya's work depend on?", "kinds": ["relation"]}))
+        .search(
+            &key,
+            &json!({"user_id": "ana", "query": "Which database does Priya's work depend on?", "kinds": ["relation"]}),
+        )
         .await;
     assert!(relations_of(&found).iter().any(|r| r == "checkout project —uses→ PostgreSQL"), "{found}");
     let (status, context) =
@@ -97,7 +109,8 @@ async fn the_multi_hop_question_in_english_is_answered_through_the_graph() {
     assert_eq!(status, 200, "{path}");
     assert_eq!(path["relations"].as_array().unwrap().len(), 3, "{path}");
     let (_, neighbourhood) = get_json(&app, &key, "/v1/users/ana/graph?entity=Priya&depth=1").await;
-    let names: Vec<&str> = neighbourhood["entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        neighbourhood["entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"Ana Lopes") && names.contains(&"payment module"), "{names:?}");
     assert!(!names.contains(&"PostgreSQL"), "depth 1 stops at Priya's own edges: {names:?}");
 
@@ -132,7 +145,8 @@ async fn a_migration_ends_the_old_edge_and_as_of_still_sees_it() {
     let (_, tidb) = get_json(&app, &key, "/v1/users/li/graph?entity=TiDB").await;
     let (_, entity) =
         get_json(&app, &key, &format!("/v1/users/li/entities/{}", now["entities"][0]["id"].as_str().unwrap())).await;
-    let statuses: Vec<&str> = entity["relations"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> =
+        entity["relations"].as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, vec!["superseded", "active"], "the old edge is kept, ended: {entity}");
     assert!(entity["relations"][0]["valid_to"].is_string());
     assert_eq!(tidb["relations"].as_array().unwrap().len(), 1);
@@ -180,7 +194,8 @@ async fn another_tenant_sees_no_entity_and_forgetting_leaves_none() {
     assert_eq!(found["results"], json!([]));
 
     let admin = app.key("acme", "admin").await;
-    let response = app.client.delete(format!("{}/admin/v1/users/li", app.address)).bearer_auth(&admin).send().await.unwrap();
+    let response =
+        app.client.delete(format!("{}/admin/v1/users/li", app.address)).bearer_auth(&admin).send().await.unwrap();
     assert_eq!(response.status(), 200);
     for table in ["entities", "relations", "graph_history"] {
         let left: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
@@ -197,10 +212,10 @@ async fn the_llm_path_stores_valid_relations_and_drops_one_naming_an_unknown_ent
         "relations": [
             {"subject": {"id": null, "name": "ledger", "type": "product"}, "predicate": "uses",
              "object": {"id": null, "name": "CockroachDB", "type": "technology"}, "ends": null,
-             "source_quote": "We run the ledger on CockroachDB", "message": 1},
+             "source_quote": "The ledger runs on CockroachDB", "message": 1},
             {"subject": {"id": "0190a1b2-0000-7000-8000-000000000000", "name": "ghost", "type": "person"},
              "predicate": "owns", "object": {"id": null, "name": "ledger", "type": "product"}, "ends": null,
-             "source_quote": "We run the ledger on CockroachDB", "message": 1},
+             "source_quote": "The ledger runs on CockroachDB", "message": 1},
             {"subject": {"id": null, "name": "Kafka", "type": "technology"}, "predicate": "uses",
              "object": {"id": null, "name": "ledger", "type": "product"}, "ends": null,
              "source_quote": "We never said this", "message": 1}
@@ -211,7 +226,7 @@ async fn the_llm_path_stores_valid_relations_and_drops_one_naming_an_unknown_ent
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
     let executor = executor_with(&app.db, &job_dir(JOBS), Some(llm));
-    say(&app, &key, "cy", "s1", day(1, 9), &["We run the ledger on CockroachDB."]).await;
+    say(&app, &key, "cy", "s1", day(1, 9), &["The ledger runs on CockroachDB."]).await;
     let run = run_at(&executor, "extract_facts", day(1, 12), false).await;
 
     assert_eq!(run.counts["graph_invalid"], 2, "{}", run.counts);

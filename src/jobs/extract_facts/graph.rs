@@ -9,7 +9,8 @@ use uuid::Uuid;
 
 use super::super::job::Unit;
 use super::super::{Counts, Models};
-use super::Event;
+use super::llm::triggers;
+use super::{Event, ExtractParams};
 use crate::graph::extract::{Discourse, Extracted, extract as by_rules};
 use crate::graph::store::{Said, Writer};
 use crate::text::sentences;
@@ -25,6 +26,7 @@ pub(super) async fn extract(
     conn: &mut PgConnection,
     unit: &Unit<'_>,
     models: &Models,
+    params: &ExtractParams,
     said: &[(&Event, String)],
     stored: &[Stored],
     counts: &mut Counts,
@@ -38,12 +40,19 @@ pub(super) async fn extract(
         merge_similarity: graph.settings.merge_similarity,
         change: unit.change("extracted by rules"),
     };
-    // The LLM's reading, per message, when there is one and its answer is usable.
+    // The LLM's reading, per message, when there is one and its answer is usable; only
+    // the messages past the pre-filter are sent, as for facts.
     let mut by_llm: Option<Vec<Extracted>> = None;
+    let triggers = triggers(&params.triggers)?;
+    let sent: Vec<usize> =
+        (0..said.len()).filter(|&i| triggers.is_empty() || triggers.iter().any(|t| t.is_match(&said[i].1))).collect();
+    if models.llm.is_some() && sent.is_empty() {
+        by_llm = Some(vec![Extracted::default(); said.len()]);
+    }
     if let Some(llm) = &models.llm
-        && !said.is_empty()
+        && !sent.is_empty()
     {
-        let messages: Vec<&str> = said.iter().map(|(_, text)| text.as_str()).collect();
+        let messages: Vec<&str> = sent.iter().map(|&i| said[i].1.as_str()).collect();
         counts.add("graph_llm_calls", 1);
         let found = crate::graph::llm::extract(
             conn,
@@ -59,7 +68,13 @@ pub(super) async fn extract(
         counts.add("graph_invalid", found.invalid);
         counts.add("llm_tokens", found.tokens);
         match found.per_message {
-            Some(per_message) => by_llm = Some(per_message),
+            Some(per_message) => {
+                let mut all = vec![Extracted::default(); said.len()];
+                for (found, &i) in per_message.into_iter().zip(&sent) {
+                    all[i] = found;
+                }
+                by_llm = Some(all);
+            }
             None => counts.add("graph_llm_unusable", 1),
         }
     }
@@ -86,7 +101,13 @@ pub(super) async fn extract(
                 .find(|s| sentence.contains(&s.quote) || s.quote.contains(&sentence))
                 .or_else(|| stored.iter().find(|s| s.event == event.id))
                 .map(|s| s.memory);
-            let said = Said { event_id: event.id, at: event.created_at, sentence: &sentence, memory_id: memory, confidence: 1.0 };
+            let said = Said {
+                event_id: event.id,
+                at: event.created_at,
+                sentence: &sentence,
+                memory_id: memory,
+                confidence: 1.0,
+            };
             let written = writer.write(conn, &said, extracted.user_name.as_deref(), &extracted.triples).await?;
             counts.add("entities_created", written.entities_created);
             counts.add("relations_created", written.relations_created);

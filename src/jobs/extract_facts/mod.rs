@@ -85,6 +85,9 @@ const DEFAULT_TRIGGERS: &[&str] = &[
     r"\b(i'm|i am|i've|my|we|we're|we've|our|i)\b.*\b(use|using|prefer|like|love|hate|work|live|moved|switched|migrated|chose|decided|name|called|building|team|started|stopped|plan)",
     r"\b(switched|migrated|moved|changed|no longer|instead of|from now on)\b",
     r"(我叫|我是|我住|我在|我们用|我用|我喜欢|我不喜欢|我们决定|决定|换成|迁移到|切换到|改用|不再|我们团队|我的)",
+    // Relations between the things a user names (graph memory).
+    r"\b(leads?|owns?|runs? on|depends? on|deployed|hosted on|reports? to|colleague|coworker|teammate|part of|works? (on|at|with)|located|based in|built (on|with)|uses)\b",
+    r"(负责|依赖|部署|同事|汇报|属于|位于|用的是|使用|采用|迁移)",
     r"\b(ich bin|ich heiße|wir nutzen|wir verwenden|je suis|je m'appelle|nous utilisons|soy|me llamo|usamos)\b",
 ];
 
@@ -196,7 +199,7 @@ pub async fn run_unit(
         stored.push(graph::Stored { event: event.id, quote: found.source_quote.unwrap_or(found.content), memory });
     }
     if models.graph.settings.enabled {
-        graph::extract(conn, unit, models, &said, &stored, &mut counts).await?;
+        graph::extract(conn, unit, models, params, &said, &stored, &mut counts).await?;
     }
     sqlx::query(
         "INSERT INTO job_checkpoints (tenant_id, user_id, job, state) VALUES ($1, $2, 'extract_facts', jsonb_build_object('seq', $3::bigint))
