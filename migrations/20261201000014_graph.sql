@@ -34,6 +34,9 @@ CREATE UNIQUE INDEX entities_name ON entities (tenant_id, user_id, norm_name) WH
 CREATE UNIQUE INDEX entities_user_self ON entities (tenant_id, user_id) WHERE is_user AND status = 'active';
 CREATE INDEX entities_aliases ON entities USING gin (aliases) WHERE status = 'active';
 CREATE INDEX entities_trgm ON entities USING gin (norm_name gin_trgm_ops) WHERE status = 'active';
+-- "Sam" names Sam Carter: a person is also found by their first name.
+CREATE INDEX entities_first_name ON entities (tenant_id, user_id, split_part(norm_name, ' ', 1))
+    WHERE status = 'active' AND type = 'person';
 CREATE INDEX entities_listing ON entities (tenant_id, user_id, status, norm_name, id);
 
 CREATE TABLE relations (

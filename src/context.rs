@@ -122,10 +122,6 @@ async fn relations(
     relevant: &[SearchResult],
 ) -> Result<Vec<Candidate>, ContextError> {
     let vector = lookup.embedder.embed_one(text).await.map_err(crate::search::SearchError::from)?;
-    let mut terms = crate::search::terms::terms(text);
-    if terms.all.len() > 1 {
-        lookup.lookups.weigh(tenant, user.as_str(), &mut terms).await?;
-    }
     let from_events: Vec<uuid::Uuid> =
         relevant.iter().take(3).flat_map(|r| r.source_event_ids.iter().copied()).collect();
     let query = crate::search::relations::RelationQuery {
@@ -134,7 +130,6 @@ async fn relations(
         vector: Some(&vector),
         from_events: &from_events,
         as_of: None,
-        terms: &terms,
     };
     let mut found = crate::search::relations::search(lookup, tenant, &query).await?;
     for result in &mut found {

@@ -12,8 +12,11 @@
 //! graph  = seed weight × hop_decay^(hop − 1)
 //! ```
 //!
-//! A relation's `relevance` is `max(similarity, (similarity + keyword) / 2, (similarity +
-//! graph) / 2)` and its tier `graph.relation_weight` (see [`crate::search`]).
+//! A relation is scored on search's scale (see [`crate::search`]). What the query asks of
+//! the entities it names is the query without their names ([`residual`]: "张伟用的什么
+//! 数据库" asks of 张伟's relations which one is about a database): a relation's
+//! similarity is the mean of its similarity to the query and to that, and its keyword
+//! share is of that. Its tier is `graph.relation_weight × (1 + graph) / 2`.
 
 use std::collections::HashMap;
 
@@ -34,14 +37,39 @@ pub struct Seed {
     pub weight: f64,
 }
 
+/// The query without the names (and aliases) of the entities it names: what it asks of them.
+pub fn residual(query: &str, names: &[String]) -> String {
+    let mut rest = query.to_lowercase();
+    let mut names: Vec<&String> = names.iter().filter(|n| !n.is_empty()).collect();
+    names.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
+    for name in names {
+        rest = rest.replace(&format!("{name}'s"), " ").replace(name.as_str(), " ");
+    }
+    let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+    if rest.chars().filter(|c| c.is_alphanumeric()).count() < 2 { query.to_owned() } else { rest }
+}
+
+/// The names (normal forms and aliases) of `seeds`.
+pub async fn names_of(conn: &mut PgConnection, tenant: &TenantId, seeds: &[Seed]) -> sqlx::Result<Vec<String>> {
+    let ids: Vec<Uuid> = seeds.iter().filter(|s| s.weight >= 1.0).map(|s| s.entity).collect();
+    sqlx::query_scalar(
+        "SELECT DISTINCT unnest(aliases || norm_name || split_part(norm_name, ' ', 1)) FROM entities
+          WHERE tenant_id = $1 AND id = ANY($2)",
+    )
+    .bind(tenant.as_str())
+    .bind(&ids)
+    .fetch_all(conn)
+    .await
+}
+
 /// The candidate names in a query: its words and runs of up to three words, every two to
 /// six characters of unspaced (CJK) text, and the canonical names of the aliases among them.
 pub fn names_in(query: &str, aliases: &Aliases) -> Vec<String> {
-    let lower = query.to_lowercase();
+    let lower = query.to_lowercase().replace('’', "'");
     let mut names: Vec<String> = Vec::new();
     let words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || matches!(c, '+' | '#' | '.' | '-' | '\'')))
-        .map(|w| w.trim_matches(['.', '\'', '-']))
+        .map(|w| w.strip_suffix("'s").unwrap_or(w).trim_matches(['.', '\'', '-']))
         .filter(|w| !w.is_empty())
         .collect();
     for n in 1..=3 {
@@ -91,6 +119,10 @@ pub async fn seeds(
          SELECT e.id, max(similarity(e.norm_name, w))::float8 FROM entities e, unnest($4::text[]) w
           WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
           GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $5
+         UNION ALL
+         SELECT id, 1::float8 FROM entities
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
+            AND split_part(norm_name, ' ', 1) = ANY($3)
          UNION ALL
          SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $6::float8 FROM relations
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND source_event_ids && $7",
@@ -154,7 +186,8 @@ pub struct Reached {
     pub start: Uuid,
     /// The seed's weight.
     pub weight: f64,
-    /// Cosine similarity of the query and the relation (0 without a query vector).
+    /// The mean cosine similarity of the relation to the query and to what it asks of
+    /// the entities it names (0 without a query vector).
     pub similarity: f64,
 }
 
@@ -179,14 +212,18 @@ pub async fn walk(
     depth: u8,
     settings: &GraphSettings,
     as_of: Option<DateTime<Utc>>,
-    vector: Option<&Embedding>,
+    vectors: Option<(&Embedding, &Embedding)>,
 ) -> sqlx::Result<Vec<Reached>> {
     if seeds.is_empty() {
         return Ok(Vec::new());
     }
-    let similarity = match vector {
-        Some(v) => format!(
-            "CASE WHEN r.embedding_dims = {dims} THEN 1 - (r.embedding::halfvec({dims}) <=> $8::halfvec({dims})) ELSE 0 END",
+    // The mean of the relation's similarity to the query and to what it asks of the
+    // entities it names (see `residual`).
+    let similarity = match vectors {
+        Some((v, _)) => format!(
+            "CASE WHEN r.embedding_dims = {dims}
+                  THEN 1 - ((r.embedding::halfvec({dims}) <=> $8::halfvec({dims}))
+                            + (r.embedding::halfvec({dims}) <=> $10::halfvec({dims}))) / 2 ELSE 0 END",
             dims = v.dims()
         ),
         None => "0".to_owned(),
@@ -231,8 +268,9 @@ pub async fn walk(
         .bind(depth as i32)
         .bind(as_of)
         .bind(settings.fan_out)
-        .bind(vector.map(|v| v.to_pgvector()))
+        .bind(vectors.map(|(v, _)| v.to_pgvector()))
         .bind(settings.max_relations)
+        .bind(vectors.map(|(_, v)| v.to_pgvector()))
         .fetch_all(conn)
         .await
 }
@@ -262,6 +300,12 @@ pub fn chain(reached: &Reached, all: &HashMap<Uuid, &Reached>) -> String {
 
 pub fn relation_line(r: &Reached) -> String {
     line(&r.subject, &r.predicate, &r.object)
+}
+
+/// What a relation's keyword share is counted in: its line, its sentence and, for a
+/// technology, its kind.
+fn match_text(r: &Reached) -> String {
+    format!("{}\n{}{}", relation_line(r), r.fact, super::store::kind_label(&r.object))
 }
 
 /// The keyword share of `text`: the weights of the terms it contains (the weights sum to 1).
@@ -294,7 +338,7 @@ pub fn results(
         .iter()
         .map(|r| {
             let content = relation_line(r);
-            let keyword = keyword_share(terms, weights, &format!("{content}\n{}", r.fact));
+            let keyword = keyword_share(terms, weights, &match_text(r));
             let graph = r.weight * settings.hop_decay.powi(r.hop - 1);
             SearchResult {
                 id: r.id.to_string(),

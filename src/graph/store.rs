@@ -432,9 +432,26 @@ impl Writer<'_> {
 /// What a relation's vector is made from: the sentence and the relation in words, with
 /// the kind of technology it names (`uses PostgreSQL, a database`).
 pub fn match_text(sentence: &str, subject: &str, predicate: Predicate, object: &str) -> String {
-    let kind =
-        technologies(object).first().map(|(key, _)| format!(", a {}", key.replace('_', " "))).unwrap_or_default();
-    format!("{sentence}\n{subject} {} {object}{kind}", predicate.words())
+    format!("{sentence}\n{subject} {} {object}{}", predicate.words(), kind_label(object))
+}
+
+/// The kind of technology `name` is, in words English and Chinese questions use:
+/// `, a database (数据库)`; empty for anything else.
+pub fn kind_label(name: &str) -> String {
+    const KINDS: &[(&str, &str, &str)] = &[
+        ("database", "database", "数据库"),
+        ("framework", "web framework", "框架"),
+        ("language", "programming language", "编程语言"),
+        ("cloud", "cloud", "云"),
+        ("ci", "CI/CD pipeline", "持续集成"),
+        ("bundler", "frontend bundler", "打包工具"),
+        ("orchestration", "container orchestration", "容器编排"),
+    ];
+    let Some((key, _)) = technologies(name).into_iter().next() else { return String::new() };
+    match KINDS.iter().find(|(k, ..)| *k == key) {
+        Some((_, words, chinese)) => format!(", a {words} ({chinese})"),
+        None => format!(", a {}", key.replace('_', " ")),
+    }
 }
 
 /// Whether two names are told apart however alike their vectors: two different

@@ -24,6 +24,8 @@ const LEXICON: &[(&str, &[&str])] = &[
             "elasticsearch",
             "tidb",
             "oceanbase",
+            "valkey",
+            "memcached",
         ],
     ),
     (
@@ -79,6 +81,8 @@ const LEXICON: &[(&str, &[&str])] = &[
             "vercel",
             "cloudflare",
             "fly.io",
+            "alibaba cloud",
+            "tencent cloud",
             "阿里云",
             "腾讯云",
         ],

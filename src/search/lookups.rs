@@ -129,7 +129,7 @@ impl Lookups {
     }
 
     /// Weighs the query's terms by their rarity among the user's latest turns.
-    pub async fn weigh(&self, tenant: &TenantId, user: &str, terms: &mut Terms) -> sqlx::Result<()> {
+    pub(super) async fn weigh(&self, tenant: &TenantId, user: &str, terms: &mut Terms) -> sqlx::Result<()> {
         let (escaped, _) = terms.weighted();
         let (turns, counts): (i64, Vec<i64>) = sqlx::query_as(sqlx::AssertSqlSafe(super::terms::counts_sql()))
             .bind(tenant.as_str())

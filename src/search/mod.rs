@@ -17,6 +17,13 @@
 //!                               the other side's turns often name them without being
 //!                               about them
 //!              summaries:       1
+//!              relations:       graph.relation_weight (0.85) × (1 + graph) / 2, graph =
+//!                               how surely the walk reached it (1 for an edge of an entity
+//!                               the query names, × graph.hop_decay per further hop); their
+//!                               similarity is the mean of that to the query and to what it
+//!                               asks of the entities it names (the query without their names:
+//!                               "张伟用的什么数据库" → "用的什么数据库"), their keyword share that
+//!                               of the latter (see `crate::graph::retrieve`)
 //! time       = 1, or search.outside_window_weight (0.7) for a result outside the window
 //!              of a time phrase in the query ("last week", "in May", "上周"; see `when`)
 //! score      = relevance × tier × time

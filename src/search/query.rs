@@ -74,7 +74,6 @@ pub async fn run(
             vector: Some(&vector),
             from_events: &from_events,
             as_of: query.as_of,
-            terms: &terms,
         };
         let mut reached = relations::search(lookup, tenant, &relation_query).await?;
         score_all(&mut reached, query, settings, window);

@@ -5,7 +5,6 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::terms::Terms;
 use super::{Lookup, SearchError, SearchResult};
 use crate::domain::{TenantId, UserId};
 use crate::graph::retrieve;
@@ -19,7 +18,6 @@ pub struct RelationQuery<'a> {
     /// The turns of the best results so far: the relations stated in them seed the walk too.
     pub from_events: &'a [Uuid],
     pub as_of: Option<DateTime<Utc>>,
-    pub terms: &'a Terms,
 }
 
 /// The relations the walk reaches, unscored (`parts` set; the caller scores).
@@ -41,6 +39,20 @@ pub async fn search(
         &graph.settings,
     )
     .await?;
+    if seeds.is_empty() {
+        return Ok(Vec::new());
+    }
+    // What the query asks of the entities it names: it is what a relation must match.
+    let names = retrieve::names_of(&mut conn, tenant, &seeds).await?;
+    let asked = retrieve::residual(query.text, &names);
+    let whole = match query.vector {
+        Some(vector) => vector.clone(),
+        None => lookup.embedder.embed_one(query.text).await?,
+    };
+    let asked_vector = match asked == query.text {
+        true => whole.clone(),
+        false => lookup.embedder.embed_one(&asked).await?,
+    };
     let reached = retrieve::walk(
         &mut conn,
         tenant,
@@ -49,9 +61,10 @@ pub async fn search(
         graph.settings.max_depth,
         &graph.settings,
         query.as_of,
-        query.vector,
+        Some((&whole, &asked_vector)),
     )
     .await?;
-    let (terms, weights) = (&query.terms.all, super::terms::normalised(query.terms.weights.iter().copied()));
-    Ok(retrieve::results(reached, terms, &weights, &graph.settings))
+    let terms = super::terms::terms(&asked);
+    let weights = super::terms::normalised(terms.weights.iter().copied());
+    Ok(retrieve::results(reached, &terms.all, &weights, &graph.settings))
 }

@@ -18,7 +18,7 @@ pub struct Explanation {
     pub similarity: f64,
     /// The share of the query's terms the result contains, each weighing by its rarity.
     pub keyword: f64,
-    /// max(similarity, (similarity + keyword) / 2, (similarity + graph) / 2).
+    /// max(similarity, (similarity + keyword) / 2).
     pub relevance: f64,
     /// How strongly the walk reached a relation: its seed's weight × graph.hop_decay^(hop − 1)
     /// (relations only).
@@ -32,7 +32,7 @@ pub struct Explanation {
     pub decay: Option<f64>,
     /// The tier's weight: 0.8 + 0.2 × decay for memories, `search.event_weight` for the
     /// user's own turns (× `search.other_turn_weight` for other roles'), 1 for summaries,
-    /// `graph.relation_weight` for relations.
+    /// `graph.relation_weight × (1 + graph) / 2` for relations.
     pub tier: f64,
     /// 1, or `search.outside_window_weight` outside the query's time phrase window.
     pub time: f64,
@@ -94,15 +94,13 @@ impl Parts {
 
     /// The result's explanation, whose `relevance × tier × time` is its score.
     pub fn explain(&self, settings: &SearchSettings, window: Option<when::Window>) -> Explanation {
-        let graph = self.graph.map_or(0.0, |(g, _)| g);
-        let relevance =
-            self.similarity.max((self.similarity + self.keyword) / 2.0).max((self.similarity + graph) / 2.0);
+        let relevance = self.similarity.max((self.similarity + self.keyword) / 2.0);
         let tier = match self.tier {
             Tier::Memory => 0.8 + 0.2 * self.decay.unwrap_or(1.0).clamp(0.0, 1.0),
             Tier::Event { own: true } => settings.event_weight,
             Tier::Event { own: false } => settings.event_weight * settings.other_turn_weight,
             Tier::Summary => 1.0,
-            Tier::Relation { weight } => weight,
+            Tier::Relation { weight } => weight * (1.0 + self.graph.map_or(0.0, |(g, _)| g)) / 2.0,
         };
         let inside = match (window, self.span) {
             (Some(window), Some((start, end))) => window.overlaps(start, end),
@@ -119,7 +117,7 @@ impl Parts {
             tier,
             time: if inside { 1.0 } else { settings.outside_window_weight },
             window: window.map(|w| [w.since, w.until]),
-            formula: "score = relevance × tier × time; relevance = max(similarity, (similarity + keyword) / 2, (similarity + graph) / 2)",
+            formula: "score = relevance × tier × time; relevance = max(similarity, (similarity + keyword) / 2)",
         }
     }
 }

@@ -140,11 +140,15 @@ pub fn words(text: &str) -> Vec<String> {
                 words.push(word);
             }
         } else if !token.is_empty() {
-            let chars: Vec<char> = token.chars().collect();
-            if chars.len() <= 2 {
-                words.push(token.to_lowercase());
-            } else {
-                words.extend(chars.windows(2).map(|pair| pair.iter().collect::<String>().to_lowercase()));
+            let pieces = without_question_words(token);
+            let split = pieces.len() > 1 || pieces.first().is_some_and(|p| p.len() < token.len());
+            for piece in pieces {
+                let chars: Vec<char> = piece.chars().collect();
+                match chars.len() {
+                    1 if split => {}
+                    0..=2 => words.push(piece.to_lowercase()),
+                    _ => words.extend(chars.windows(2).map(|pair| pair.iter().collect::<String>().to_lowercase())),
+                }
             }
         }
         if !token.is_empty() || ends_sentence {
@@ -152,6 +156,38 @@ pub fn words(text: &str) -> Vec<String> {
         }
     }
     words
+}
+
+/// Question words and particles of unspaced scripts hold no content: "张伟用的什么数据库"
+/// asks about "张伟用" and "数据库"; its bigrams "的什", "什么", "么数" match nothing an answer says.
+const QUESTION_WORDS: &[&str] = &[
+    "为什么",
+    "是不是",
+    "有没有",
+    "什么",
+    "哪里",
+    "哪儿",
+    "哪个",
+    "哪些",
+    "哪位",
+    "怎么",
+    "怎样",
+    "如何",
+    "多少",
+    "谁",
+    "吗",
+    "呢",
+    "吧",
+    "的",
+];
+
+/// `token` split where a question word or particle stood.
+fn without_question_words(token: &str) -> Vec<&str> {
+    let mut pieces = vec![token];
+    for word in QUESTION_WORDS {
+        pieces = pieces.into_iter().flat_map(|p| p.split(word)).filter(|p| !p.is_empty()).collect();
+    }
+    pieces
 }
 
 /// SQL: whether `text` holds the term `t` (`ILIKE`-escaped), Latin terms of one or two
@@ -194,6 +230,8 @@ mod tests {
         assert_eq!(t.like_patterns, vec!["%李明%"]);
         let t = terms("李明在哪");
         assert_eq!(t.all, vec!["李明", "明在", "在哪"]);
+        let t = terms("张伟用的什么数据库？");
+        assert_eq!(t.all, vec!["张伟", "伟用", "数据", "据库"], "question words are no terms");
         assert_eq!(t.tsquery, "");
     }
 
