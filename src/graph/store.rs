@@ -650,39 +650,50 @@ pub async fn restore(
     Ok(())
 }
 
-/// Merges the user's entities of one type whose names' vectors are at least
-/// `threshold` alike and not told apart ([`distinct`]): the older one stays. Returns
-/// how many were merged.
+/// Merges each entity of the user's created after `since` into its nearest older one of
+/// the same type, when their names' vectors are at least `threshold` alike and the names
+/// are not told apart ([`distinct`]): the older stays. Nearest neighbours only, never all
+/// pairs. Returns how many were merged.
 pub async fn merge_duplicates(
     conn: &mut PgConnection,
     tenant: &TenantId,
     user: &UserId,
+    since: Option<DateTime<Utc>>,
     threshold: f32,
     change: &Change,
 ) -> sqlx::Result<i64> {
-    let pairs: Vec<(Uuid, String, Uuid, String)> = sqlx::query_as(
-        "SELECT a.id, a.name, b.id, b.name FROM entities a
-           JOIN entities b ON b.tenant_id = a.tenant_id AND b.user_id = a.user_id AND b.type = a.type
-                          AND b.status = 'active' AND b.id > a.id AND NOT b.is_user
-                          AND b.embedding_dims = a.embedding_dims
-                          AND 1 - (a.embedding <=> b.embedding) >= $3
-          WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.status = 'active'
-          ORDER BY a.first_seen, a.id",
+    let new: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT id, name FROM entities
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND NOT is_user AND embedding IS NOT NULL
+            AND created_at > coalesce($3, '-infinity') ORDER BY created_at",
     )
     .bind(tenant.as_str())
     .bind(user.as_str())
-    .bind(threshold as f64)
+    .bind(since)
     .fetch_all(&mut *conn)
     .await?;
-    let mut gone: Vec<Uuid> = Vec::new();
-    for (keep, keep_name, other, other_name) in pairs {
-        if gone.contains(&keep) || gone.contains(&other) || distinct(&keep_name, &other_name) {
-            continue;
+    let mut merged = 0;
+    for (id, name) in new {
+        let near: Vec<(Uuid, String, f64)> = sqlx::query_as(
+            "SELECT o.id, o.name, (1 - (o.embedding <=> e.embedding))::float8 FROM entities e
+               JOIN entities o ON o.tenant_id = e.tenant_id AND o.user_id = e.user_id AND o.type = e.type
+                              AND o.status = 'active' AND o.id <> e.id AND o.embedding_dims = e.embedding_dims
+                              AND o.first_seen <= e.first_seen
+              WHERE e.tenant_id = $1 AND e.id = $2 AND e.status = 'active'
+              ORDER BY o.embedding <=> e.embedding LIMIT 3",
+        )
+        .bind(tenant.as_str())
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+        if let Some((into, ..)) =
+            near.into_iter().find(|(_, other, similarity)| *similarity >= threshold as f64 && !distinct(&name, other))
+        {
+            merge(conn, tenant, user, id, into, change).await?;
+            merged += 1;
         }
-        merge(conn, tenant, user, other, keep, change).await?;
-        gone.push(other);
     }
-    Ok(gone.len() as i64)
+    Ok(merged)
 }
 
 /// Deletes the user's graph; returns the rows removed from `graph_history`, `relations`

@@ -8,7 +8,9 @@
 //!   writes the merged text; without one, both are kept.
 //!
 //! A merge keeps the older memory (max importance, union of sources, summed accesses)
-//! and marks the other `merged`, with history rows for both.
+//! and marks the other `merged`, with history rows for both. Graph entities created
+//! since the last run are merged into their nearest older one of the same type when
+//! their names are alike and not told apart (see [`crate::graph::store::merge_duplicates`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -48,7 +50,12 @@ pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(Strin
         "SELECT DISTINCT h.tenant_id, h.user_id FROM memory_history h
            LEFT JOIN job_checkpoints k ON k.tenant_id = h.tenant_id AND k.job = 'dedup' AND k.user_id = h.user_id
           WHERE h.action IN ('created', 'updated', 'restored', 'insight') AND h.created_at > coalesce(k.done_at, '-infinity')
-            AND ($1::text IS NULL OR h.tenant_id = $1) AND ($2::text IS NULL OR h.user_id = $2)",
+            AND ($1::text IS NULL OR h.tenant_id = $1) AND ($2::text IS NULL OR h.user_id = $2)
+         UNION
+         SELECT DISTINCT e.tenant_id, e.user_id FROM entities e
+           LEFT JOIN job_checkpoints k ON k.tenant_id = e.tenant_id AND k.job = 'dedup' AND k.user_id = e.user_id
+          WHERE e.status = 'active' AND e.created_at > coalesce(k.done_at, '-infinity')
+            AND ($1::text IS NULL OR e.tenant_id = $1) AND ($2::text IS NULL OR e.user_id = $2)",
     )
     .bind(tenant)
     .bind(user)
@@ -129,6 +136,19 @@ pub async fn run_unit(
         }
     }
     counts.add("llm_tokens", budget.used() as i64);
+    let since: Option<DateTime<Utc>> = sqlx::query_scalar(
+        "SELECT done_at FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = 'dedup'",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .fetch_optional(&mut *conn)
+    .await?
+    .flatten();
+    let change = unit.change("the same entity under another name");
+    let threshold = models.graph.settings.merge_similarity;
+    let entities =
+        crate::graph::store::merge_duplicates(conn, unit.tenant, unit.user, since, threshold, &change).await?;
+    counts.add("entities_merged", entities);
     Ok(counts)
 }
 

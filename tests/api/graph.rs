@@ -94,14 +94,12 @@ async fn the_multi_hop_question_in_english_is_answered_through_the_graph() {
     .await;
 
     let found = app
-        .search(
-            &key,
-            &json!({"user_id": "ana", "query": "Which database does Priya's work depend on?", "kinds": ["relation"]}),
-        )
+        .search(&key, &json!({"user_id": "ana", "query": "Which database does Priya use?", "kinds": ["relation"]}))
         .await;
     assert!(relations_of(&found).iter().any(|r| r == "checkout project —uses→ PostgreSQL"), "{found}");
     let (status, context) =
-        get_json(&app, &key, &format!("/v1/users/ana/context?query={}", enc("Which database does Priya use?"))).await;
+        get_json(&app, &key, &format!("/v1/users/ana/context?query={}", enc("What database does Priya work with?")))
+            .await;
     assert_eq!(status, 200);
     assert!(context["text"].as_str().unwrap().contains("—uses→ PostgreSQL"), "{}", context["text"]);
 
@@ -236,4 +234,37 @@ async fn the_llm_path_stores_valid_relations_and_drops_one_naming_an_unknown_ent
     assert_eq!(ledger["relations"].as_array().unwrap().len(), 1);
     let error = error_of(app.get_as(&key, "/v1/users/cy/graph").await).await;
     assert_eq!(error["field"], "entity");
+}
+
+#[tokio::test]
+async fn a_merge_keeps_its_lineage_and_restoring_undoes_it() {
+    let (app, key) = heard("ana", &["Ana owns the payment module.", "My name is Ana."]).await;
+    let (_, page) = get_json(&app, &key, "/v1/users/ana/entities?type=person").await;
+    let people = page["entities"].as_array().unwrap();
+    assert_eq!(people.len(), 1, "the user is the Ana they spoke of: {page}");
+    let me = &people[0];
+    assert_eq!((me["name"].as_str(), me["is_user"].as_bool()), (Some("Ana"), Some(true)));
+    let (_, detail) = get_json(&app, &key, &format!("/v1/users/ana/entities/{}", me["id"].as_str().unwrap())).await;
+    assert_eq!(detail["relations"][0]["subject"], "Ana", "the relation moved to the user: {detail}");
+    let merged: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM entities WHERE status = 'merged'").fetch_one(&app.db.pool).await.unwrap();
+
+    let admin = app.key("acme", "admin").await;
+    let restore = format!("/admin/v1/users/ana/entities/{merged}/restore");
+    let response = app.post_as(&admin, &restore, &json!({})).await;
+    assert_eq!(response.status(), 409, "the user's entity holds the name now");
+    sqlx::query("UPDATE entities SET name = 'Ana L', norm_name = 'ana l' WHERE is_user")
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+    let response = app.post_as(&admin, &restore, &json!({})).await;
+    assert_eq!(response.status(), 200);
+    let restored: Value = response.json().await.unwrap();
+    assert_eq!(restored["entity"]["status"], "active");
+    assert_eq!(restored["relations"][0]["object"], "payment module", "{restored}");
+    let actions: Vec<&str> =
+        restored["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, vec!["created", "merged", "restored"]);
+    let response = app.post_as(&key, &restore, &json!({})).await;
+    assert_eq!(response.status(), 403, "restoring takes the admin scope");
 }
