@@ -64,8 +64,11 @@ CREATE TABLE relations (
     updated_at        timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, id)
 );
-CREATE INDEX relations_subject ON relations (tenant_id, subject_id, status);
-CREATE INDEX relations_object ON relations (tenant_id, object_id, status);
+-- A walk reads an entity's edges, most recent first, from these alone (index-only).
+CREATE INDEX relations_subject ON relations (tenant_id, subject_id, status, valid_from DESC)
+    INCLUDE (id, object_id, user_id, valid_to);
+CREATE INDEX relations_object ON relations (tenant_id, object_id, status, valid_from DESC)
+    INCLUDE (id, subject_id, user_id, valid_to);
 CREATE INDEX relations_user ON relations (tenant_id, user_id, status);
 CREATE INDEX relations_sources ON relations USING gin (source_event_ids);
 

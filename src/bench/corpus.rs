@@ -4,7 +4,8 @@
 //! memory in 20 has a planted near-duplicate (its text said again, its embedding
 //! slightly perturbed, newer), listed in `bench_planted` for scoring `dedup`. The same
 //! users hold as many raw turns (events, half of them the assistant's) with vectors of
-//! the same kind, for lookups over facts and turns together.
+//! the same kind, for lookups over facts and turns together, and a graph of entities and
+//! relations ([`ensure_graph`]) for lookups that walk it.
 
 use std::time::Instant;
 
@@ -222,9 +223,108 @@ pub async fn warm(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
         "CREATE EXTENSION IF NOT EXISTS pg_prewarm;
          SELECT pg_prewarm(c.oid) FROM pg_class c
           WHERE c.relname IN ('memories', 'memories_embedding_{dims}', 'memories_user', 'memories_user_key', 'memories_pkey', 'memories_tsv', 'memories_trgm',
-                              'events', 'events_embedding_{dims}', 'events_user_time', 'events_tsv');",
+                              'events', 'events_embedding_{dims}', 'events_user_time', 'events_tsv',
+                              'entities', 'entities_name', 'entities_aliases', 'entities_first_name', 'entities_trgm',
+                              'relations', 'relations_subject', 'relations_object', 'relations_pkey', 'relations_sources');",
         dims = size.dims
     );
     sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await.context("cannot warm the buffers")?;
     Ok(started.elapsed().as_secs_f64())
+}
+
+/// Entities of each ordinary user of the graph corpus, and of the large user.
+const ENTITIES_PER_USER: i64 = 40;
+const LARGE_USER_ENTITIES: i64 = 20_000;
+
+/// How many relations the graph corpus holds per ordinary user: as many as memories.
+pub fn relations(size: CorpusSize) -> i64 {
+    size.generated()
+}
+
+/// Makes sure the corpus's users have a graph: 40 entities ("Entity 0" … "Entity 39") and
+/// 100 relations per user, 20,000 entities and 100,000 relations for the large user, with
+/// vectors of the corpus's kind; returns the seconds spent building it (0 when reused).
+pub async fn ensure_graph(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
+    sqlx::raw_sql("CREATE TABLE IF NOT EXISTS bench_graph_size (relations bigint, dims bigint)").execute(pool).await?;
+    let built: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT FROM bench_graph_size WHERE relations = $1 AND dims = $2)")
+            .bind(relations(size))
+            .bind(size.dims)
+            .fetch_one(pool)
+            .await?;
+    if built {
+        return Ok(0.0);
+    }
+    let started = Instant::now();
+    eprintln!("bench: building a graph of {} relations (reused by later runs)", relations(size));
+    sqlx::raw_sql(
+        "DELETE FROM bench_graph_size; DELETE FROM graph_history WHERE tenant_id = 'bench';
+         DELETE FROM relations WHERE tenant_id = 'bench'; DELETE FROM entities WHERE tenant_id = 'bench';",
+    )
+    .execute(pool)
+    .await?;
+    let entity_id = "md5('bench-entity/' || u || '/' || k)::uuid";
+    let entities = format!(
+        "INSERT INTO entities (tenant_id, id, user_id, name, norm_name, type, embedding, embedding_model, embedding_dims,
+                               first_seen, last_seen)
+         SELECT 'bench', {entity_id}, u, 'Entity ' || k, 'entity ' || k,
+                (ARRAY['person','project','technology','organization','place','product','concept','other'])[1 + k % 8],
+                (c.v + n.v)::halfvec, 'bench', $3, now() - interval '30 days', now()
+           FROM (SELECT g, CASE WHEN g < {large} THEN 'large' ELSE 'u' || ((g - {large}) / {per}) END AS u,
+                        CASE WHEN g < {large} THEN g ELSE (g - {large}) % {per} END AS k
+                   FROM generate_series($1::bigint, $2::bigint - 1) g) x
+           JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g + 15485863) & 1023)
+           JOIN bench_vectors n ON n.kind = 'noise' AND n.i = (hashint8(g + 32452843) & 4095)",
+        large = LARGE_USER_ENTITIES,
+        per = ENTITIES_PER_USER
+    );
+    let predicates: Vec<String> = crate::graph::Predicate::ALL.iter().map(|p| format!("'{}'", p.as_str())).collect();
+    // Subject s and object (s + 1 + …) % e of the user's e entities: never the same.
+    let relations_sql = format!(
+        "INSERT INTO relations (tenant_id, id, user_id, subject_id, predicate, object_id, fact, valid_from,
+                                embedding, embedding_model, embedding_dims)
+         SELECT 'bench', gen_random_uuid(), u, md5('bench-entity/' || u || '/' || (h % e))::uuid,
+                (ARRAY[{predicates}])[1 + g % {n}],
+                md5('bench-entity/' || u || '/' || ((h % e + 1 + (h / e) % (e - 1)) % e))::uuid,
+                'bench relation ' || g, now() - (g % 365) * interval '1 day', (c.v + n.v)::halfvec, 'bench', $3
+           FROM (SELECT g, CASE WHEN g < {large_relations} THEN 'large' ELSE 'u' || ((g - {large_relations}) / {per_user}) END AS u,
+                        CASE WHEN g < {large_relations} THEN {large} ELSE {per} END AS e, abs(hashint8(g)) AS h
+                   FROM generate_series($1::bigint, $2::bigint - 1) g) x
+           JOIN bench_vectors c ON c.kind = 'centroid' AND c.i = (hashint8(g + 49979687) & 1023)
+           JOIN bench_vectors n ON n.kind = 'noise' AND n.i = (hashint8(g + 67867967) & 4095)",
+        predicates = predicates.join(", "),
+        n = predicates.len(),
+        large_relations = size.large_user,
+        per_user = size.per_user,
+        large = LARGE_USER_ENTITIES,
+        per = ENTITIES_PER_USER
+    );
+    let total_entities = LARGE_USER_ENTITIES + size.users * ENTITIES_PER_USER;
+    for (what, sql, total) in [("entities", entities, total_entities), ("relations", relations_sql, relations(size))] {
+        let mut from = 0;
+        while from < total {
+            let to = (from + CHUNK).min(total);
+            sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(from)
+                .bind(to)
+                .bind(size.dims)
+                .execute(pool)
+                .await
+                .with_context(|| format!("cannot insert the graph's {what}"))?;
+            from = to;
+            eprintln!("bench: {from} {what}");
+        }
+    }
+    sqlx::raw_sql("ANALYZE entities, relations").execute(pool).await?;
+    sqlx::query("INSERT INTO bench_graph_size (relations, dims) VALUES ($1, $2)")
+        .bind(relations(size))
+        .bind(size.dims)
+        .execute(pool)
+        .await?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// How many relations the corpus's graph holds.
+pub async fn count_relations(pool: &PgPool) -> sqlx::Result<i64> {
+    sqlx::query_scalar("SELECT count(*) FROM relations WHERE tenant_id = 'bench'").fetch_one(pool).await
 }

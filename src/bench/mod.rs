@@ -3,6 +3,7 @@
 
 mod corpus;
 mod embedder;
+mod graph;
 mod ingest;
 mod jobs;
 mod reembed;
@@ -37,7 +38,7 @@ pub struct Figure {
     pub unit: &'static str,
 }
 
-pub const SCENARIOS: &[&str] = &["embedder", "ingest", "search", "jobs", "reembed"];
+pub const SCENARIOS: &[&str] = &["embedder", "ingest", "search", "jobs", "reembed", "graph"];
 
 pub async fn run(
     settings: &Settings,
@@ -63,6 +64,9 @@ pub async fn run(
     }
     if wanted("jobs") {
         figures.extend(jobs::run(settings, quick).await?);
+    }
+    if wanted("graph") {
+        figures.extend(graph::run(quick));
     }
     if wanted("reembed") {
         figures.extend(reembed::run(settings, quick).await?);

@@ -28,6 +28,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
     db.migrate().await?;
     let build_seconds = corpus::ensure(&db.pool, size).await?;
+    let graph_seconds = corpus::ensure_graph(&db.pool, size).await?;
     // As a deployment would have it: the large user's own HNSW index, built once.
     let indexed = Instant::now();
     let executor = super::jobs::executor(&db.pool, settings)?;
@@ -67,6 +68,20 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let with_vectors =
         load(&base, &key, clients, Duration::from_secs(seconds), 256, lookups(&["fact", "insight"])).await?;
     let server_ms = server_side_mean_ms(&base).await?;
+    // The same lookups naming an entity of the user, with relations: the walk's cost.
+    let with_relations = load(&base, &key, clients, Duration::from_secs(seconds), 256, {
+        let vectors = vectors.clone();
+        move |rng: &mut StdRng, _| {
+            let (user, entities) = match rng.random_ratio(1, 10) {
+                true => (LARGE_USER.to_owned(), 20_000),
+                false => (format!("u{}", rng.random_range(0..users)), 40),
+            };
+            let question = format!("which database does Entity {} use", rng.random_range(0..entities));
+            json!({"user_id": user, "query": question, "embedding": query_vector(&vectors, rng), "limit": 10,
+                   "min_score": 0.0, "kinds": ["fact", "insight", "relation"]})
+        }
+    })
+    .await?;
     let with_turns =
         load(&base, &key, clients, Duration::from_secs(seconds), 256, lookups(&["fact", "insight", "event"])).await?;
     // Words in every memory of the corpus: the large user's keyword matches must not
@@ -104,7 +119,19 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         value: corpus::count_events(&db.pool).await? as f64,
         unit: "events",
     });
-    for (name, stats) in [("vector", &with_vectors), ("facts_and_turns", &with_turns), ("text", &with_text)] {
+    figures.push(Figure { scenario: "search", metric: "graph_build".into(), value: graph_seconds, unit: "s (0: reused)" });
+    figures.push(Figure {
+        scenario: "search",
+        metric: "corpus_relations".into(),
+        value: corpus::count_relations(&db.pool).await? as f64,
+        unit: "relations",
+    });
+    for (name, stats) in [
+        ("vector", &with_vectors),
+        ("facts_and_relations", &with_relations),
+        ("facts_and_turns", &with_turns),
+        ("text", &with_text),
+    ] {
         figures.extend(stats.figures(name));
     }
     figures.push(Figure { scenario: "search", metric: "vector_server_mean".into(), value: server_ms, unit: "ms" });

@@ -64,7 +64,7 @@ pub enum Command {
     },
     /// Measure performance on this machine and print the figures.
     Bench {
-        /// Scenarios to run (embedder, ingest, search, jobs, reembed); all when none is named.
+        /// Scenarios to run (embedder, ingest, search, jobs, reembed, graph); all when none is named.
         scenarios: Vec<String>,
         /// A small size that finishes in well under two minutes.
         #[arg(long)]

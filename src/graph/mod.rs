@@ -218,7 +218,8 @@ pub struct GraphSettings {
     pub seed_similarity: f32,
     /// How many hops a lookup walks from the entities it starts at (1..=3).
     pub max_depth: u8,
-    /// Edges followed from each entity per hop, most recent first.
+    /// Edges followed from each entity at the first hop, most recent first; half as many
+    /// at each further hop.
     pub fan_out: i64,
     /// Relations a lookup reads at most.
     pub max_relations: i64,
@@ -238,7 +239,7 @@ impl Default for GraphSettings {
             seed_similarity: 0.8,
             max_depth: 3,
             fan_out: 10,
-            max_relations: 200,
+            max_relations: 50,
             hop_decay: 0.8,
             relation_weight: 0.85,
         }

@@ -52,7 +52,7 @@ pub struct Relation {
 }
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
-pub struct HistoryEntry {
+pub struct GraphChange {
     pub action: String,
     #[schema(value_type = Object)]
     pub before: Option<Value>,
@@ -107,7 +107,7 @@ pub async fn entity(
     tenant: &TenantId,
     user: &UserId,
     id: Uuid,
-) -> sqlx::Result<Option<(Entity, Vec<Relation>, Vec<HistoryEntry>)>> {
+) -> sqlx::Result<Option<(Entity, Vec<Relation>, Vec<GraphChange>)>> {
     let sql = format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3");
     let Some(entity): Option<Entity> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(tenant.as_str())

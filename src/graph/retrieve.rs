@@ -6,8 +6,10 @@
 //!          similarity ≥ graph.name_similarity (that similarity), or, when none is named,
 //!          by embedding ≥ graph.seed_similarity (that similarity); and the entities of
 //!          the relations stated in the turns of the best results (weight hop_decay)
-//! walk   = recursive SQL from the seeds, both directions, at most graph.max_depth hops
-//!          and graph.fan_out edges per entity and hop, graph.max_relations in all; each
+//! walk   = recursive SQL from the seeds, both directions, at most graph.max_depth hops,
+//!          the most recent graph.fan_out edges of each entity at the first hop, half as
+//!          many at the second, a quarter at the third (farther is less relevant and costs
+//!          more), graph.max_relations in all; each
 //!          relation by its shortest path from the surest seed
 //! graph  = seed weight × hop_decay^(hop − 1)
 //! ```
@@ -112,30 +114,42 @@ pub async fn seeds(
 ) -> sqlx::Result<Vec<Seed>> {
     let names = names_in(query, aliases);
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
+    // Names, aliases, first names and the best results' turns: all through indexes.
     let mut found: Vec<(Uuid, f64)> = sqlx::query_as(
         "SELECT id, 1::float8 FROM entities
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND (norm_name = ANY($3) OR aliases && $3)
-         UNION ALL
-         SELECT e.id, max(similarity(e.norm_name, w))::float8 FROM entities e, unnest($4::text[]) w
-          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
-          GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $5
          UNION ALL
          SELECT id, 1::float8 FROM entities
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
             AND split_part(norm_name, ' ', 1) = ANY($3)
          UNION ALL
-         SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $6::float8 FROM relations
-          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND source_event_ids && $7",
+         SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $4::float8 FROM relations
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND source_event_ids && $5",
     )
     .bind(tenant.as_str())
     .bind(user.as_str())
     .bind(&names)
-    .bind(&long)
-    .bind(settings.name_similarity as f64)
     .bind(settings.hop_decay)
     .bind(from_events)
     .fetch_all(&mut *conn)
     .await?;
+    // A misspelt name ("Postgress"), only when the query names none exactly: a user with
+    // many alike names would otherwise match them all.
+    if !found.iter().any(|(_, weight)| *weight >= 1.0) && !long.is_empty() {
+        found.extend(
+            sqlx::query_as::<_, (Uuid, f64)>(
+                "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest($3::text[]) w
+                  WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
+                  GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $4 ORDER BY s DESC LIMIT 8",
+            )
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(&long)
+            .bind(settings.name_similarity as f64)
+            .fetch_all(&mut *conn)
+            .await?,
+        );
+    }
     if found.is_empty()
         && let Some(vector) = vector
     {
@@ -201,8 +215,9 @@ fn validity(as_of: bool) -> &'static str {
     }
 }
 
-/// The walk from `seeds`: at most `depth` hops, `fan_out` edges per entity and hop,
-/// `limit` relations, each with its shortest path from a seed; nearest hops first.
+/// The walk from `seeds`: at most `depth` hops, `fan_out` edges per entity at the first
+/// hop and half as many at each further one, `max_relations` relations, each with its
+/// shortest path from its surest seed; nearest hops first.
 #[allow(clippy::too_many_arguments)]
 pub async fn walk(
     conn: &mut PgConnection,
@@ -235,17 +250,25 @@ pub async fn walk(
             SELECT next.node, w.hop + 1, w.path || next.rel, w.start, w.weight
               FROM walk w
              CROSS JOIN LATERAL (
-                SELECT r.id AS rel, CASE WHEN r.subject_id = w.node THEN r.object_id ELSE r.subject_id END AS node
-                  FROM relations r
-                 WHERE r.tenant_id = $1 AND r.user_id = $2 AND (r.subject_id = w.node OR r.object_id = w.node)
-                   AND {validity} AND r.id <> ALL (w.path)
-                 ORDER BY r.valid_from DESC LIMIT $7
+                SELECT e.rel, e.node FROM (
+                    (SELECT r.id AS rel, r.object_id AS node, r.valid_from FROM relations r
+                      WHERE r.tenant_id = $1 AND r.subject_id = w.node AND r.user_id = $2 AND {validity}
+                      ORDER BY r.valid_from DESC LIMIT ceil($7::float8 / (1 << w.hop))::int + 1)
+                    UNION ALL
+                    (SELECT r.id, r.subject_id, r.valid_from FROM relations r
+                      WHERE r.tenant_id = $1 AND r.object_id = w.node AND r.user_id = $2 AND {validity}
+                      ORDER BY r.valid_from DESC LIMIT ceil($7::float8 / (1 << w.hop))::int + 1)
+                ) e
+                 WHERE e.rel <> ALL (w.path)
+                 ORDER BY e.valid_from DESC LIMIT ceil($7::float8 / (1 << w.hop))::int
              ) next
              WHERE w.hop < $5
-         ), reached AS (
+         ), shortest AS (
             SELECT DISTINCT ON (path[array_length(path, 1)]) path[array_length(path, 1)] AS rel, hop, path, start, weight
               FROM walk WHERE hop > 0
              ORDER BY path[array_length(path, 1)], weight DESC, hop
+         ), reached AS (
+            SELECT * FROM shortest ORDER BY hop, weight DESC LIMIT $9
          )
          SELECT r.id, r.subject_id, s.name AS subject, r.predicate, r.object_id, o.name AS object, r.fact,
                 r.valid_from, r.valid_to, r.updated_at, r.source_event_ids, x.hop, x.path, x.start, x.weight,

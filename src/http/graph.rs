@@ -13,7 +13,7 @@ use super::openapi::ErrorBody;
 use super::state::AppState;
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
-use crate::graph::read::{self, Entity, HistoryEntry, Relation};
+use crate::graph::read::{self, Entity, GraphChange, Relation};
 use crate::graph::store::{self, RestoreError};
 use crate::graph::{EntityType, Graph};
 
@@ -28,7 +28,7 @@ pub struct EntityDetail {
     pub entity: Entity,
     /// Every relation it takes part in, those superseded included.
     pub relations: Vec<Relation>,
-    pub history: Vec<HistoryEntry>,
+    pub history: Vec<GraphChange>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

@@ -97,6 +97,24 @@ def test_jobs_are_listed_run_paused_and_resumed(engram: Engram, user: str) -> No
         engram.job_run(str(uuid.uuid4()))
 
 
+def test_the_graph_answers_what_no_single_memory_holds(engram: Engram, user: str) -> None:
+    remember_facts(engram, user, ["I lead the checkout project.", "The checkout project uses Django and Postgres.",
+                                  "My colleague Priya owns the payment module."])
+    found = engram.search(user, "Which database does Priya use?", kinds=["relation"])
+    assert "checkout project —uses→ PostgreSQL" in [r.content for r in found.results]
+    page = engram.entities_page(user, type="technology")
+    assert sorted(e.name for e in page.entities) == ["Django", "PostgreSQL"]
+    detail = engram.get_entity(user, next(e.id for e in page.entities if e.name == "PostgreSQL"))
+    assert [r.subject for r in detail.relations] == ["checkout project"]
+    path = engram.graph_path(user, "Priya", "postgres")
+    assert [r.predicate for r in path.relations] == ["colleague", "leads", "uses"]
+    assert {e.name for e in engram.graph(user, "Priya").entities} == {"Priya", "user", "payment module"}
+    with pytest.raises(NotFoundError):
+        engram.graph(user, "nobody")
+    with pytest.raises(ConflictError):
+        engram.restore_entity(user, detail.entity.id)
+
+
 def test_health_and_readiness(engram: Engram) -> None:
     assert engram.health().status == "ok"
     assert engram.readiness().status == "ready"

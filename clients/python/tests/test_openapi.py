@@ -88,6 +88,8 @@ def test_every_route_the_client_calls_is_documented(document: dict) -> None:
         r.memory(u, mid), r.feedback(u, mid, "helpful", None), r.sessions(u, None), r.summaries(u, None),
         r.export(u), r.forget(u), r.deletions(u), r.restore(u, mid), r.jobs(), r.run_job(job, {}),
         r.job_run(run), r.pause_job(job, True), r.pause_job(job, False), r.health(), r.readiness(), r.openapi(),
+        r.entities(u, None, None, None, None), r.entity(u, "{entity_id}"), r.graph(u, "e", None, None),
+        r.graph_path(u, "a", "b", None), r.restore_entity(u, "{entity_id}"),
     ]
     paths = document["paths"]
     for call in calls:

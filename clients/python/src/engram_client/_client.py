@@ -8,7 +8,8 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Optional, TypeVar, Unpack
+from datetime import datetime
+from typing import Any, Optional, TypeVar, Union, Unpack
 
 import httpx
 
@@ -178,6 +179,33 @@ class Engram(_Base):
     def restore_memory(self, user_id: str, memory_id: str) -> m.MemoryDetail:
         return self._send(r.restore(user_id, memory_id))
 
+    # Graph
+    def entities_page(
+        self,
+        user_id: str,
+        query: Optional[str] = None,
+        type: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> m.EntityPage:
+        return self._send(r.entities(user_id, query, type, limit, cursor))
+
+    def get_entity(self, user_id: str, entity_id: str) -> m.EntityDetail:
+        return self._send(r.entity(user_id, entity_id))
+
+    def graph(
+        self, user_id: str, entity: str, depth: Optional[int] = None, as_of: Union[str, datetime, None] = None
+    ) -> m.Subgraph:
+        """The relations within `depth` hops (1–3) of an entity (a name, an alias or an id)."""
+        return self._send(r.graph(user_id, entity, depth, as_of))
+
+    def graph_path(self, user_id: str, from_: str, to: str, max_depth: Optional[int] = None) -> m.Subgraph:
+        """The shortest chain of relations from one entity to another."""
+        return self._send(r.graph_path(user_id, from_, to, max_depth))
+
+    def restore_entity(self, user_id: str, entity_id: str) -> m.EntityDetail:
+        return self._send(r.restore_entity(user_id, entity_id))
+
     # Jobs
     def jobs(self) -> list[m.JobOverview]:
         return self._send(r.jobs()).jobs
@@ -308,6 +336,30 @@ class AsyncEngram(_Base):
 
     async def restore_memory(self, user_id: str, memory_id: str) -> m.MemoryDetail:
         return await self._send(r.restore(user_id, memory_id))
+
+    async def entities_page(
+        self,
+        user_id: str,
+        query: Optional[str] = None,
+        type: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> m.EntityPage:
+        return await self._send(r.entities(user_id, query, type, limit, cursor))
+
+    async def get_entity(self, user_id: str, entity_id: str) -> m.EntityDetail:
+        return await self._send(r.entity(user_id, entity_id))
+
+    async def graph(
+        self, user_id: str, entity: str, depth: Optional[int] = None, as_of: Union[str, datetime, None] = None
+    ) -> m.Subgraph:
+        return await self._send(r.graph(user_id, entity, depth, as_of))
+
+    async def graph_path(self, user_id: str, from_: str, to: str, max_depth: Optional[int] = None) -> m.Subgraph:
+        return await self._send(r.graph_path(user_id, from_, to, max_depth))
+
+    async def restore_entity(self, user_id: str, entity_id: str) -> m.EntityDetail:
+        return await self._send(r.restore_entity(user_id, entity_id))
 
     async def jobs(self) -> list[m.JobOverview]:
         return (await self._send(r.jobs())).jobs

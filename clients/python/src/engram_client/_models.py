@@ -35,6 +35,9 @@ class Explanation(_Model):
     similarity: float
     keyword: float
     relevance: float
+    #: How surely the graph walk reached a relation, and in how many hops (relations only).
+    graph: Optional[float] = None
+    hop: Optional[int] = None
     decay: Optional[float] = None
     tier: float
     time: float
@@ -57,6 +60,9 @@ class SearchResult(_Model):
     created_at: Optional[datetime] = None
     role: Optional[str] = None
     session_id: Optional[str] = None
+    #: A relation's sentence, and the chain from the entity the walk started at.
+    fact: Optional[str] = None
+    path: Optional[str] = None
     explanation: Optional[Explanation] = None
 
 
@@ -224,3 +230,62 @@ class Queued(_Model):
 class Paused(_Model):
     job: str
     paused: bool
+
+
+class Entity(_Model):
+    """A person, project, technology, organization, place, product or concept of a user's world."""
+
+    id: str
+    name: str
+    type: str
+    aliases: list[str]
+    first_seen: datetime
+    last_seen: datetime
+    is_user: bool
+    status: str
+    merged_into: Optional[str] = None
+
+
+class Relation(_Model):
+    """`subject —predicate→ object`, with when it held (`valid_*`) and when engram believed it."""
+
+    id: str
+    subject: str
+    subject_id: str
+    predicate: str
+    object: str
+    object_id: str
+    fact: str
+    valid_from: datetime
+    valid_to: Optional[datetime] = None
+    created_at: datetime
+    expired_at: Optional[datetime] = None
+    source_event_ids: list[str]
+    status: str
+    confidence: float
+
+
+class GraphChange(_Model):
+    action: str
+    before: Optional[dict[str, Any]] = None
+    after: Optional[dict[str, Any]] = None
+    reason: Optional[str] = None
+    actor: Optional[str] = None
+    job_run_id: Optional[str] = None
+    created_at: datetime
+
+
+class EntityPage(_Model):
+    entities: list[Entity]
+    next_cursor: Optional[str] = None
+
+
+class EntityDetail(_Model):
+    entity: Entity
+    relations: list[Relation]
+    history: list[GraphChange]
+
+
+class Subgraph(_Model):
+    entities: list[Entity]
+    relations: list[Relation]

@@ -138,6 +138,34 @@ def restore(user_id: str, memory_id: str) -> Call[m.MemoryDetail]:
     return Call("POST", path, m.MemoryDetail, retryable=False)
 
 
+def entities(
+    user_id: str, query: Optional[str], type: Optional[str], limit: Optional[int], cursor: Optional[str]
+) -> Call[m.EntityPage]:
+    params = _clean({"query": query, "type": type, "limit": limit, "cursor": cursor})
+    return Call("GET", f"/v1/users/{_segment(user_id)}/entities", m.EntityPage, params=params)
+
+
+def entity(user_id: str, entity_id: str) -> Call[m.EntityDetail]:
+    return Call("GET", f"/v1/users/{_segment(user_id)}/entities/{_segment(entity_id)}", m.EntityDetail)
+
+
+def graph(
+    user_id: str, entity: str, depth: Optional[int], as_of: Union[str, datetime, None]
+) -> Call[m.Subgraph]:
+    params = _clean({"entity": entity, "depth": depth, "as_of": _time(as_of)})
+    return Call("GET", f"/v1/users/{_segment(user_id)}/graph", m.Subgraph, params=params)
+
+
+def graph_path(user_id: str, from_: str, to: str, max_depth: Optional[int]) -> Call[m.Subgraph]:
+    params = _clean({"from": from_, "to": to, "max_depth": max_depth})
+    return Call("GET", f"/v1/users/{_segment(user_id)}/graph/path", m.Subgraph, params=params)
+
+
+def restore_entity(user_id: str, entity_id: str) -> Call[m.EntityDetail]:
+    path = f"/admin/v1/users/{_segment(user_id)}/entities/{_segment(entity_id)}/restore"
+    return Call("POST", path, m.EntityDetail, retryable=False)
+
+
 def jobs() -> Call[m.JobList]:
     return Call("GET", "/admin/v1/jobs", m.JobList)
 
