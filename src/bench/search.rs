@@ -119,7 +119,12 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         value: corpus::count_events(&db.pool).await? as f64,
         unit: "events",
     });
-    figures.push(Figure { scenario: "search", metric: "graph_build".into(), value: graph_seconds, unit: "s (0: reused)" });
+    figures.push(Figure {
+        scenario: "search",
+        metric: "graph_build".into(),
+        value: graph_seconds,
+        unit: "s (0: reused)",
+    });
     figures.push(Figure {
         scenario: "search",
         metric: "corpus_relations".into(),

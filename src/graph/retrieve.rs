@@ -100,10 +100,14 @@ pub fn names_in(query: &str, aliases: &Aliases) -> Vec<String> {
     names
 }
 
-/// The entities a lookup starts from (see the module documentation).
+/// The entities a lookup starts from (see the module documentation): `conn` reads the
+/// names, `custom` (a connection planning each statement for its values; needed with
+/// `from_events`) the relations of the best results' turns, which a generic plan would
+/// read through all the user's relations.
 #[allow(clippy::too_many_arguments)]
 pub async fn seeds(
     conn: &mut PgConnection,
+    custom: Option<&mut PgConnection>,
     tenant: &TenantId,
     user: &UserId,
     query: &str,
@@ -114,28 +118,38 @@ pub async fn seeds(
 ) -> sqlx::Result<Vec<Seed>> {
     let names = names_in(query, aliases);
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
-    // Names, aliases, first names and the best results' turns: all through indexes.
+    // Names and aliases, each branch through its own index.
     let mut found: Vec<(Uuid, f64)> = sqlx::query_as(
         "SELECT id, 1::float8 FROM entities
-          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND (norm_name = ANY($3) OR aliases && $3)
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = ANY($3)
          UNION ALL
          SELECT id, 1::float8 FROM entities
-          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
-            AND split_part(norm_name, ' ', 1) = ANY($3)
-         UNION ALL
-         SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $4::float8 FROM relations
-          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND source_event_ids && $5",
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND aliases && $3",
     )
     .bind(tenant.as_str())
     .bind(user.as_str())
     .bind(&names)
-    .bind(settings.hop_decay)
-    .bind(from_events)
     .fetch_all(&mut *conn)
     .await?;
-    // A misspelt name ("Postgress"), only when the query names none exactly: a user with
-    // many alike names would otherwise match them all.
-    if !found.iter().any(|(_, weight)| *weight >= 1.0) && !long.is_empty() {
+    // A person by their first name ("Sam" for Sam Carter), or a misspelt name
+    // ("Postgress"), only when the query names none in full: a user with many alike
+    // names would otherwise match them all.
+    if found.is_empty() {
+        found.extend(
+            sqlx::query_as::<_, (Uuid, f64)>(
+                "SELECT id, 1::float8 FROM entities
+                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
+                    AND split_part(norm_name, ' ', 1) = ANY($3)
+                  LIMIT 8",
+            )
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(&names)
+            .fetch_all(&mut *conn)
+            .await?,
+        );
+    }
+    if found.is_empty() && !long.is_empty() {
         found.extend(
             sqlx::query_as::<_, (Uuid, f64)>(
                 "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest($3::text[]) w
@@ -150,9 +164,24 @@ pub async fn seeds(
             .await?,
         );
     }
-    if found.is_empty()
-        && let Some(vector) = vector
+    let named = !found.is_empty();
+    if let Some(custom) = custom
+        && !from_events.is_empty()
     {
+        found.extend(
+            sqlx::query_as::<_, (Uuid, f64)>(
+                "SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $3::float8 FROM relations
+                  WHERE tenant_id = $1 AND source_event_ids && $2 AND status = 'active' AND user_id = $4",
+            )
+            .bind(tenant.as_str())
+            .bind(from_events)
+            .bind(settings.hop_decay)
+            .bind(user.as_str())
+            .fetch_all(custom)
+            .await?,
+        );
+    }
+    if !named && let Some(vector) = vector {
         let dims = vector.dims();
         let sql = format!(
             "SELECT id, (1 - (embedding::halfvec({dims}) <=> $3::halfvec({dims})))::float8 AS s FROM entities

@@ -54,7 +54,7 @@ pub struct Lookups {
     pub(super) scans: PgPool,
     /// For the index way through the shared graph: planned for each lookup
     /// (`force_custom_plan`), `search.ef_search`.
-    shared_graph: PgPool,
+    pub(super) shared_graph: PgPool,
     /// For users with an HNSW index of their own: planned for each lookup,
     /// `search.user_index_ef_search`.
     own_graphs: PgPool,

@@ -28,8 +28,13 @@ pub async fn search(
 ) -> Result<Vec<SearchResult>, SearchError> {
     let graph = lookup.graph;
     let mut conn = lookup.lookups.scans.acquire().await?;
+    let mut custom = match query.from_events.is_empty() {
+        true => None,
+        false => Some(lookup.lookups.shared_graph.acquire().await?),
+    };
     let seeds = retrieve::seeds(
         &mut conn,
+        custom.as_deref_mut(),
         tenant,
         query.user,
         query.text,
