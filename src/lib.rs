@@ -27,6 +27,7 @@ pub mod search;
 pub mod sessions;
 pub mod startup;
 pub mod stored_vectors;
+pub mod technologies;
 pub mod telemetry;
 pub mod text;
 pub mod user_indexes;

@@ -15,7 +15,7 @@ use regex::Regex;
 
 use super::names::Aliases;
 use super::{EntityType, Predicate};
-use crate::jobs::facts::technologies;
+use crate::technologies::technologies;
 
 /// An entity as a sentence names it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,9 +28,8 @@ use uuid::Uuid;
 
 use super::names::{Aliases, normalise};
 use super::{GraphSettings, line};
-use crate::domain::{ResultKind, TenantId, UserId};
+use crate::domain::{TenantId, UserId};
 use crate::models::Embedding;
-use crate::search::{Parts, SearchResult};
 
 /// An entity a walk starts from, and how surely the query means it (0..1).
 #[derive(Debug, Clone, Copy)]
@@ -352,67 +351,6 @@ pub fn chain(reached: &Reached, all: &HashMap<Uuid, &Reached>) -> String {
 
 pub fn relation_line(r: &Reached) -> String {
     line(&r.subject, &r.predicate, &r.object)
-}
-
-/// What a relation's keyword share is counted in: its line, its sentence and, for a
-/// technology, its kind.
-fn match_text(r: &Reached) -> String {
-    format!("{}\n{}{}", relation_line(r), r.fact, super::store::kind_label(&r.object))
-}
-
-/// The keyword share of `text`: the weights of the terms it contains (the weights sum to 1).
-pub fn keyword_share(terms: &[String], weights: &[f64], text: &str) -> f64 {
-    let lower = text.to_lowercase();
-    terms
-        .iter()
-        .zip(weights)
-        .filter(|(term, _)| {
-            if term.is_ascii() && term.len() <= 2 {
-                lower.split(|c: char| !c.is_alphanumeric()).any(|w| w == term.as_str())
-            } else {
-                lower.contains(term.as_str())
-            }
-        })
-        .map(|(_, w)| *w)
-        .sum()
-}
-
-/// The walk's relations as search results: content the relation's line, `fact` the
-/// sentence that states it, `path` the chain from the seed.
-pub fn results(
-    reached: Vec<Reached>,
-    terms: &[String],
-    weights: &[f64],
-    settings: &GraphSettings,
-) -> Vec<SearchResult> {
-    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
-    let out: Vec<SearchResult> = reached
-        .iter()
-        .map(|r| {
-            let content = relation_line(r);
-            let keyword = keyword_share(terms, weights, &match_text(r));
-            let graph = r.weight * settings.hop_decay.powi(r.hop - 1);
-            SearchResult {
-                id: r.id.to_string(),
-                kind: ResultKind::Relation,
-                category: Some(r.predicate.clone()),
-                key: None,
-                content,
-                score: 0.0,
-                similarity: r.similarity,
-                updated_at: r.updated_at,
-                source_event_ids: r.source_event_ids.clone(),
-                created_at: None,
-                role: None,
-                session_id: None,
-                fact: Some(r.fact.clone()),
-                path: Some(chain(r, &all)),
-                explanation: None,
-                parts: Parts::relation(r.similarity, keyword, graph, r.hop, settings.relation_weight, r.valid_from),
-            }
-        })
-        .collect();
-    out
 }
 
 #[cfg(test)]

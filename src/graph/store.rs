@@ -11,9 +11,9 @@ use super::extract::{Mention, Triple};
 use super::names::{Aliases, normalise};
 use super::{EntityType, Exclusive, Predicate};
 use crate::domain::{TenantId, UserId};
-use crate::jobs::facts::technologies;
 use crate::memories::Change;
 use crate::models::{Embedder, Embedding};
+use crate::technologies::technologies;
 
 /// Where graph writes happen: the user, the embedder, the aliases and who is writing.
 pub struct Writer<'a> {

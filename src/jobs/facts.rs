@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-pub use super::technologies::technologies;
+pub use crate::technologies::technologies;
 use crate::text::{is_small_talk, word_count};
 
 /// One fact found in one sentence.

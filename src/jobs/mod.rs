@@ -41,7 +41,6 @@ pub mod runs;
 pub mod scheduler;
 mod summarize_periods;
 mod summarize_sessions;
-mod technologies;
 
 pub use definition::Definition;
 pub use definition::load_prompts;

@@ -5,9 +5,12 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{Lookup, SearchError, SearchResult};
-use crate::domain::{TenantId, UserId};
-use crate::graph::retrieve;
+use std::collections::HashMap;
+
+use super::{Lookup, Parts, SearchError, SearchResult};
+use crate::domain::{ResultKind, TenantId, UserId};
+use crate::graph::GraphSettings;
+use crate::graph::retrieve::{self, Reached};
 use crate::models::Embedding;
 
 /// What a relation lookup starts from.
@@ -71,5 +74,61 @@ pub async fn search(
     .await?;
     let terms = super::terms::terms(&asked);
     let weights = super::terms::normalised(terms.weights.iter().copied());
-    Ok(retrieve::results(reached, &terms.all, &weights, &graph.settings))
+    Ok(results(reached, &terms.all, &weights, &graph.settings))
+}
+
+/// What a relation's keyword share is counted in: its line, its sentence and, for a
+/// technology, its kind.
+fn match_text(r: &Reached) -> String {
+    format!("{}\n{}{}", retrieve::relation_line(r), r.fact, crate::graph::store::kind_label(&r.object))
+}
+
+/// The keyword share of `text`: the weights of the terms it contains (the weights sum to 1).
+fn keyword_share(terms: &[String], weights: &[f64], text: &str) -> f64 {
+    let lower = text.to_lowercase();
+    terms
+        .iter()
+        .zip(weights)
+        .filter(|(term, _)| {
+            if term.is_ascii() && term.len() <= 2 {
+                lower.split(|c: char| !c.is_alphanumeric()).any(|w| w == term.as_str())
+            } else {
+                lower.contains(term.as_str())
+            }
+        })
+        .map(|(_, w)| *w)
+        .sum()
+}
+
+/// The walk's relations as search results: content the relation's line, `fact` the
+/// sentence that states it, `path` the chain from the seed.
+fn results(reached: Vec<Reached>, terms: &[String], weights: &[f64], settings: &GraphSettings) -> Vec<SearchResult> {
+    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
+    let out: Vec<SearchResult> = reached
+        .iter()
+        .map(|r| {
+            let content = retrieve::relation_line(r);
+            let keyword = keyword_share(terms, weights, &match_text(r));
+            let graph = r.weight * settings.hop_decay.powi(r.hop - 1);
+            SearchResult {
+                id: r.id.to_string(),
+                kind: ResultKind::Relation,
+                category: Some(r.predicate.clone()),
+                key: None,
+                content,
+                score: 0.0,
+                similarity: r.similarity,
+                updated_at: r.updated_at,
+                source_event_ids: r.source_event_ids.clone(),
+                created_at: None,
+                role: None,
+                session_id: None,
+                fact: Some(r.fact.clone()),
+                path: Some(retrieve::chain(r, &all)),
+                explanation: None,
+                parts: Parts::relation(r.similarity, keyword, graph, r.hop, settings.relation_weight, r.valid_from),
+            }
+        })
+        .collect();
+    out
 }
