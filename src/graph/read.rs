@@ -54,9 +54,7 @@ pub struct Relation {
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct GraphChange {
     pub action: String,
-    #[schema(value_type = Object)]
     pub before: Option<Value>,
-    #[schema(value_type = Object)]
     pub after: Option<Value>,
     pub reason: Option<String>,
     pub actor: Option<String>,
