@@ -178,3 +178,24 @@ async fn require_pgvector(pool: &PgPool) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// Deletes every row of `user` from `tables` (trusted names, children first); returns
+/// the rows removed from each.
+pub async fn delete_user_rows<const N: usize>(
+    conn: &mut sqlx::PgConnection,
+    tenant: &crate::domain::TenantId,
+    user: &crate::domain::UserId,
+    tables: [&'static str; N],
+) -> sqlx::Result<[(&'static str, u64); N]> {
+    let mut removed = tables.map(|table| (table, 0));
+    for (table, n) in &mut removed {
+        let sql = format!("DELETE FROM {table} WHERE tenant_id = $1 AND user_id = $2");
+        *n = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+    }
+    Ok(removed)
+}

@@ -275,17 +275,7 @@ pub async fn forget_user(
     tenant: &TenantId,
     user: &UserId,
 ) -> sqlx::Result<[(&'static str, u64); 3]> {
-    let mut removed = [("memory_access", 0), ("memory_history", 0), ("memories", 0)];
-    for (table, n) in &mut removed {
-        let sql = format!("DELETE FROM {table} WHERE tenant_id = $1 AND user_id = $2");
-        *n = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
-    }
-    Ok(removed)
+    crate::db::delete_user_rows(conn, tenant, user, ["memory_access", "memory_history", "memories"]).await
 }
 
 /// What `purge` removed.
