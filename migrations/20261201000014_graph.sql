@@ -5,6 +5,8 @@
 -- for a predicate that holds one at a time ends the old edge (`superseded`, with its
 -- successor). Vectors are half precision, as raw turns' are: names and sentences.
 
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+
 CREATE TABLE entities (
     tenant_id        text NOT NULL,
     id               uuid NOT NULL,
@@ -32,8 +34,10 @@ CREATE TABLE entities (
 );
 CREATE UNIQUE INDEX entities_name ON entities (tenant_id, user_id, norm_name) WHERE status = 'active';
 CREATE UNIQUE INDEX entities_user_self ON entities (tenant_id, user_id) WHERE is_user AND status = 'active';
-CREATE INDEX entities_aliases ON entities USING gin (aliases) WHERE status = 'active';
-CREATE INDEX entities_trgm ON entities USING gin (norm_name gin_trgm_ops) WHERE status = 'active';
+-- Per user, so a user with many entities finds an alias or a misspelt name without
+-- reading them all (btree_gin puts tenant and user in the same GIN index).
+CREATE INDEX entities_aliases ON entities USING gin (tenant_id, user_id, aliases) WHERE status = 'active';
+CREATE INDEX entities_trgm ON entities USING gin (tenant_id, user_id, norm_name gin_trgm_ops) WHERE status = 'active';
 -- "Sam" names Sam Carter: a person is also found by their first name.
 CREATE INDEX entities_first_name ON entities (tenant_id, user_id, split_part(norm_name, ' ', 1))
     WHERE status = 'active' AND type = 'person';
@@ -69,8 +73,10 @@ CREATE INDEX relations_subject ON relations (tenant_id, subject_id, status, vali
     INCLUDE (id, object_id, user_id, valid_to);
 CREATE INDEX relations_object ON relations (tenant_id, object_id, status, valid_from DESC)
     INCLUDE (id, subject_id, user_id, valid_to);
-CREATE INDEX relations_user ON relations (tenant_id, user_id, status);
-CREATE INDEX relations_sources ON relations USING gin (source_event_ids);
+-- A user's edges in one index-only scan: what a lookup's walk reads of an ordinary user.
+CREATE INDEX relations_edges ON relations (tenant_id, user_id, status)
+    INCLUDE (id, subject_id, object_id, valid_from, valid_to, source_event_ids);
+CREATE INDEX relations_sources ON relations USING gin (tenant_id, user_id, source_event_ids) WHERE status = 'active';
 
 -- One row for every change to an entity or a relation, as memory_history is for memories.
 CREATE TABLE graph_history (

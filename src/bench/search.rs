@@ -35,7 +35,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let tenant = TenantId::parse(TENANT)?;
     super::jobs::run_job(&executor, "index_large_users", &Scope::tenant(tenant.clone())).await?;
     let index_seconds = indexed.elapsed().as_secs_f64();
-    let warm_seconds = corpus::warm(&db.pool, size).await?;
+    let warm_seconds = corpus::warm(&db.pool).await?;
     let (centroids, noise) = corpus::vectors(&db.pool).await?;
     let vectors = Arc::new((centroids, noise));
 

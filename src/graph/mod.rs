@@ -223,6 +223,10 @@ pub struct GraphSettings {
     pub fan_out: i64,
     /// Relations a lookup reads at most.
     pub max_relations: i64,
+    /// A user with at most this many relations (that hold) has them all read with the
+    /// seeds, one index-only scan, and walked in memory; one with more is walked in the
+    /// database, a statement per hop.
+    pub scan_limit: i64,
     /// A relation's graph weight falls by this factor per hop beyond the first.
     pub hop_decay: f64,
     /// The tier weight of relations on search's scale.
@@ -240,6 +244,7 @@ impl Default for GraphSettings {
             max_depth: 3,
             fan_out: 10,
             max_relations: 50,
+            scan_limit: 1000,
             hop_decay: 0.8,
             relation_weight: 0.85,
         }
@@ -253,6 +258,9 @@ impl GraphSettings {
         }
         if self.fan_out < 1 || self.max_relations < 1 {
             return Err("graph.fan_out and graph.max_relations must be at least 1".into());
+        }
+        if self.scan_limit < 0 {
+            return Err("graph.scan_limit must not be negative".into());
         }
         for (name, value) in [
             ("merge_similarity", self.merge_similarity as f64),

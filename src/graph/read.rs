@@ -181,8 +181,8 @@ pub async fn neighbourhood(
     as_of: Option<DateTime<Utc>>,
 ) -> sqlx::Result<(Vec<Entity>, Vec<Relation>)> {
     let seeds = [Seed { entity, weight: 1.0 }];
-    let reached = walk(conn, tenant, user, &seeds, depth, &graph.settings, as_of, None).await?;
-    let ids: Vec<Uuid> = reached.iter().map(|r| r.id).collect();
+    let steps = walk(conn, tenant, user, &seeds, depth, &graph.settings, as_of, None).await?;
+    let ids: Vec<Uuid> = steps.iter().map(|s| s.relation).collect();
     relations_and_entities(conn, tenant, user, &ids, Some(entity)).await
 }
 

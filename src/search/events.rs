@@ -38,7 +38,7 @@ impl EventLookup<'_> {
     fn columns(&self) -> String {
         let dims = self.vector.dims();
         format!(
-            "id, content, created_at, role, session_id,
+            "id, content, content_tsv, created_at, role, session_id,
              CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::halfvec({dims}) <=> $3::vector::halfvec({dims})) ELSE 0 END AS similarity"
         )
     }
@@ -52,7 +52,7 @@ impl EventLookup<'_> {
             "WITH {candidates}
              SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity,
                     ((SELECT coalesce(sum(w), 0) FROM unnest($8::text[], $13::float8[]) u(t, w)
-                       WHERE to_tsvector('simple', c.content) @@ to_tsquery('simple', t))
+                       WHERE c.content_tsv @@ to_tsquery('simple', t))
                      + (SELECT coalesce(sum(w), 0) FROM unnest($12::text[], $14::float8[]) u(t, w)
                          WHERE c.content ILIKE '%' || t || '%'))::float8,
                     c.scanned
@@ -72,7 +72,7 @@ impl EventLookup<'_> {
                     (SELECT * FROM mine ORDER BY similarity DESC LIMIT $4)
                     UNION
                     (SELECT * FROM mine WHERE keyword
-                      ORDER BY CASE WHEN $5 <> '' THEN ts_rank(to_tsvector('simple', content), to_tsquery('simple', $5)) END DESC NULLS LAST
+                      ORDER BY CASE WHEN $5 <> '' THEN ts_rank(content_tsv, to_tsquery('simple', $5)) END DESC NULLS LAST
                       LIMIT $4)
                     UNION
                     (SELECT * FROM mine WHERE created_at >= $9 AND created_at < $10 ORDER BY similarity DESC LIMIT $4)) c

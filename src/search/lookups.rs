@@ -60,7 +60,33 @@ pub struct Lookups {
     own_graphs: PgPool,
     large_users: Mutex<HashMap<(TenantId, String), LargeUser>>,
     /// Users found with more raw turns than a scan reads.
-    large_event_users: Mutex<HashMap<(TenantId, String), Instant>>,
+    large_event_users: Remembered,
+    /// Users found with more edges than `graph.scan_limit`: their walks go through the
+    /// database hop by hop.
+    large_graph_users: Remembered,
+}
+
+/// Users remembered as too large to scan, for [`LARGE_USER_TTL`].
+#[derive(Default)]
+struct Remembered(Mutex<HashMap<(TenantId, String), Instant>>);
+
+impl Remembered {
+    fn holds(&self, tenant: &TenantId, user: &str) -> bool {
+        let large = self.0.lock().expect("never poisoned: no panics under the lock");
+        large.get(&(tenant.clone(), user.to_owned())).is_some_and(|found| found.elapsed() < LARGE_USER_TTL)
+    }
+
+    fn remember(&self, tenant: &TenantId, user: &str) {
+        let mut large = self.0.lock().expect("never poisoned: no panics under the lock");
+        if large.len() >= LARGE_USERS_KEPT {
+            large.clear();
+        }
+        large.insert((tenant.clone(), user.to_owned()), Instant::now());
+    }
+
+    fn forget(&self, tenant: &TenantId, user: &str) {
+        self.0.lock().expect("never poisoned: no panics under the lock").remove(&(tenant.clone(), user.to_owned()));
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -87,7 +113,8 @@ impl Lookups {
             shared_graph: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
             own_graphs: pool("force_custom_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
             large_users: Mutex::default(),
-            large_event_users: Mutex::default(),
+            large_event_users: Remembered::default(),
+            large_graph_users: Remembered::default(),
         }
     }
 
@@ -110,20 +137,12 @@ impl Lookups {
 
     /// Raw turns: a scan, or the index way for a user with too many.
     pub(super) async fn events(&self, lookup: &EventLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
-        let key = (lookup.tenant.clone(), lookup.query.user.to_string());
-        let large = {
-            let large = self.large_event_users.lock().expect("never poisoned: no panics under the lock");
-            large.get(&key).is_some_and(|found| found.elapsed() < LARGE_USER_TTL)
-        };
-        if !large {
+        let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
+        if !self.large_event_users.holds(tenant, user) {
             if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
                 return Ok(found);
             }
-            let mut large = self.large_event_users.lock().expect("never poisoned: no panics under the lock");
-            if large.len() >= LARGE_USERS_KEPT {
-                large.clear();
-            }
-            large.insert(key, Instant::now());
+            self.large_event_users.remember(tenant, user);
         }
         lookup.indexed(&mut *self.shared_graph.acquire().await?).await
     }
@@ -147,10 +166,17 @@ impl Lookups {
             .lock()
             .expect("never poisoned: no panics under the lock")
             .remove(&(tenant.clone(), user.to_owned()));
-        self.large_event_users
-            .lock()
-            .expect("never poisoned: no panics under the lock")
-            .remove(&(tenant.clone(), user.to_owned()));
+        self.large_event_users.forget(tenant, user);
+        self.large_graph_users.forget(tenant, user);
+    }
+
+    /// Whether the user was found with more edges than a walk reads at once.
+    pub(super) fn graph_is_large(&self, tenant: &TenantId, user: &str) -> bool {
+        self.large_graph_users.holds(tenant, user)
+    }
+
+    pub(super) fn remember_graph_large(&self, tenant: &TenantId, user: &str) {
+        self.large_graph_users.remember(tenant, user);
     }
 
     fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {

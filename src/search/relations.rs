@@ -29,30 +29,45 @@ pub async fn search(
     tenant: &TenantId,
     query: &RelationQuery<'_>,
 ) -> Result<Vec<SearchResult>, SearchError> {
-    let graph = lookup.graph;
-    let mut conn = lookup.lookups.scans.acquire().await?;
-    let mut custom = match query.from_events.is_empty() {
-        true => None,
-        false => Some(lookup.lookups.shared_graph.acquire().await?),
-    };
-    let seeds = retrieve::seeds(
+    let (graph, lookups) = (lookup.graph, lookup.lookups);
+    let mut conn = lookups.scans.acquire().await?;
+    let scan_edges = !lookups.graph_is_large(tenant, query.user.as_str());
+    let start = retrieve::start(
         &mut conn,
-        custom.as_deref_mut(),
+        &lookups.shared_graph,
         tenant,
         query.user,
         query.text,
         query.vector,
         query.from_events,
+        query.as_of,
+        scan_edges,
         &graph.aliases,
         &graph.settings,
     )
     .await?;
-    if seeds.is_empty() {
+    if scan_edges && start.edges.is_none() {
+        lookups.remember_graph_large(tenant, query.user.as_str());
+    }
+    if start.seeds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let steps = retrieve::walk(
+        &mut conn,
+        tenant,
+        query.user,
+        &start.seeds,
+        graph.settings.max_depth,
+        &graph.settings,
+        query.as_of,
+        start.edges.as_deref(),
+    )
+    .await?;
+    if steps.is_empty() {
         return Ok(Vec::new());
     }
     // What the query asks of the entities it names: it is what a relation must match.
-    let names = retrieve::names_of(&mut conn, tenant, &seeds).await?;
-    let asked = retrieve::residual(query.text, &names);
+    let asked = retrieve::residual(query.text, &start.names);
     let whole = match query.vector {
         Some(vector) => vector.clone(),
         None => lookup.embedder.embed_one(query.text).await?,
@@ -61,17 +76,7 @@ pub async fn search(
         true => whole.clone(),
         false => lookup.embedder.embed_one(&asked).await?,
     };
-    let reached = retrieve::walk(
-        &mut conn,
-        tenant,
-        query.user,
-        &seeds,
-        graph.settings.max_depth,
-        &graph.settings,
-        query.as_of,
-        Some((&whole, &asked_vector)),
-    )
-    .await?;
+    let reached = retrieve::relations(&mut conn, tenant, &steps, Some((&whole, &asked_vector))).await?;
     let terms = super::terms::terms(&asked);
     let weights = super::terms::normalised(terms.weights.iter().copied());
     Ok(results(reached, &terms.all, &weights, &graph.settings))
