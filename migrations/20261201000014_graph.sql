@@ -41,7 +41,8 @@ CREATE INDEX entities_trgm ON entities USING gin (tenant_id, user_id, norm_name 
 -- "Sam" names Sam Carter: a person is also found by their first name.
 CREATE INDEX entities_first_name ON entities (tenant_id, user_id, split_part(norm_name, ' ', 1))
     WHERE status = 'active' AND type = 'person';
-CREATE INDEX entities_listing ON entities (tenant_id, user_id, status, norm_name, id);
+-- Listings by name, and a lookup's names of an ordinary user's entities, index-only.
+CREATE INDEX entities_listing ON entities (tenant_id, user_id, status, norm_name, id) INCLUDE (name);
 
 CREATE TABLE relations (
     tenant_id         text NOT NULL,

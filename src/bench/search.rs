@@ -68,8 +68,8 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let with_vectors =
         load(&base, &key, clients, Duration::from_secs(seconds), 256, lookups(&["fact", "insight"])).await?;
     let server_ms = server_side_mean_ms(&base).await?;
-    // The same lookups naming an entity of the user, with relations: the walk's cost.
-    let with_relations = load(&base, &key, clients, Duration::from_secs(seconds), 256, {
+    // Lookups naming an entity of the user, without and then with relations: the walk's cost.
+    let naming = |kinds: &'static [&'static str]| {
         let vectors = vectors.clone();
         move |rng: &mut StdRng, _| {
             let (user, entities) = match rng.random_ratio(1, 10) {
@@ -78,10 +78,13 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
             };
             let question = format!("which database does Entity {} use", rng.random_range(0..entities));
             json!({"user_id": user, "query": question, "embedding": query_vector(&vectors, rng), "limit": 10,
-                   "min_score": 0.0, "kinds": ["fact", "insight", "relation"]})
+                   "min_score": 0.0, "kinds": kinds})
         }
-    })
-    .await?;
+    };
+    let naming_facts =
+        load(&base, &key, clients, Duration::from_secs(seconds), 256, naming(&["fact", "insight"])).await?;
+    let with_relations =
+        load(&base, &key, clients, Duration::from_secs(seconds), 256, naming(&["fact", "insight", "relation"])).await?;
     let with_turns =
         load(&base, &key, clients, Duration::from_secs(seconds), 256, lookups(&["fact", "insight", "event"])).await?;
     // Words in every memory of the corpus: the large user's keyword matches must not
@@ -133,6 +136,7 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     });
     for (name, stats) in [
         ("vector", &with_vectors),
+        ("naming_an_entity", &naming_facts),
         ("facts_and_relations", &with_relations),
         ("facts_and_turns", &with_turns),
         ("text", &with_text),

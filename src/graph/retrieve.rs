@@ -29,7 +29,8 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, PgPool};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, PgPool, Postgres};
 use uuid::Uuid;
 
 use super::names::{Aliases, normalise};
@@ -68,6 +69,8 @@ pub struct Start {
     /// All the user's edges that hold (now or at `as_of`); `None` when there are more
     /// than `graph.scan_limit`, or they were not asked for.
     pub edges: Option<Vec<Edge>>,
+    /// The names of all the user's entities, read with the edges (`None` with them).
+    pub entity_names: Option<HashMap<Uuid, String>>,
 }
 
 /// The query without the names (and aliases) of the entities it names: what it asks of them.
@@ -134,11 +137,11 @@ fn validity(as_of: bool, param: &str) -> String {
 }
 
 /// The entities a lookup starts from (see the module documentation), and with
-/// `scan_edges` the user's edges when they are at most `graph.scan_limit`, in one
-/// statement on `conn` (plans cached). A user with more (`scan_edges` false) is looked
-/// up on a connection of `planned`, which plans each statement for its values: a generic
-/// plan reads all of a large user's entities for an alias, and all their relations for
-/// those of the best results' turns.
+/// `scan_edges` the user's edges and entity names when they are at most
+/// `graph.scan_limit`, in one statement on `conn` (plans cached). For a user with more,
+/// a misspelt name and the relations of the best results' turns are looked up on a
+/// connection of `planned`, which plans each statement for its values: a generic plan
+/// reads all of a large user's entities or relations for them.
 #[allow(clippy::too_many_arguments)]
 pub async fn start(
     conn: &mut PgConnection,
@@ -153,17 +156,10 @@ pub async fn start(
     aliases: &Aliases,
     settings: &GraphSettings,
 ) -> sqlx::Result<Start> {
-    let mut own = match scan_edges {
-        true => None,
-        false => Some(planned.acquire().await?),
-    };
-    let conn: &mut PgConnection = match own.as_deref_mut() {
-        Some(own) => own,
-        None => conn,
-    };
     let names = names_in(query, aliases);
     // Names and aliases, each branch through its own index; the edges through
-    // `relations_edges`, index-only. A row is a seed (`subject_id` null) or an edge.
+    // `relations_edges` and the entities' names through `entities_listing`, index-only.
+    // A row is a seed (`kind` 0, with its names), an edge (1) or an entity's name (2).
     let sql = format!(
         "WITH named AS (
             SELECT id, {NAMES} AS names FROM entities
@@ -174,13 +170,19 @@ pub async fn start(
          ), edges AS (
             SELECT r.id, r.subject_id, r.object_id, r.valid_from, r.source_event_ids && $4 AS stated FROM relations r
              WHERE r.tenant_id = $1 AND r.user_id = $2 AND {validity} AND $6 LIMIT $5
+         ), entity_names AS (
+            SELECT id, name FROM entities
+             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND $6 LIMIT $5
          )
-         SELECT id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, names FROM named
+         SELECT 0::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, names, NULL::text FROM named
          UNION ALL
-         SELECT id, subject_id, object_id, valid_from, stated, NULL::text[] FROM edges",
+         SELECT 1::int2, id, subject_id, object_id, valid_from, stated, NULL::text[], NULL::text FROM edges
+         UNION ALL
+         SELECT 2::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, NULL::text[], name FROM entity_names",
         validity = validity(as_of.is_some(), "$7")
     );
-    type Row = (Uuid, Option<Uuid>, Option<Uuid>, Option<DateTime<Utc>>, bool, Option<Vec<String>>);
+    type Row =
+        (i16, Uuid, Option<Uuid>, Option<Uuid>, Option<DateTime<Utc>>, bool, Option<Vec<String>>, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .bind(tenant.as_str())
         .bind(user.as_str())
@@ -195,13 +197,17 @@ pub async fn start(
     let mut seed_names: Vec<String> = Vec::new();
     let mut edges: Vec<Edge> = Vec::new();
     let mut stated: Vec<(Uuid, f64)> = Vec::new();
-    for (id, subject, object, valid_from, was_stated, row_names) in rows {
-        match (subject, object, valid_from) {
-            (Some(subject_id), Some(object_id), Some(valid_from)) => {
+    let mut entity_names: HashMap<Uuid, String> = HashMap::new();
+    for (kind, id, subject, object, valid_from, was_stated, row_names, name) in rows {
+        match (kind, subject, object, valid_from) {
+            (1, Some(subject_id), Some(object_id), Some(valid_from)) => {
                 if was_stated {
                     stated.extend([(subject_id, settings.hop_decay), (object_id, settings.hop_decay)]);
                 }
                 edges.push(Edge { id, subject_id, object_id, valid_from });
+            }
+            (2, ..) => {
+                entity_names.insert(id, name.unwrap_or_default());
             }
             _ => {
                 found.push((id, 1.0));
@@ -209,7 +215,9 @@ pub async fn start(
             }
         }
     }
-    let edges = (scan_edges && edges.len() as i64 <= settings.scan_limit).then_some(edges);
+    let within = |n: usize| scan_edges && n as i64 <= settings.scan_limit;
+    let entity_names = (within(edges.len()) && within(entity_names.len())).then_some(entity_names);
+    let edges = within(edges.len()).then_some(edges);
     // A person by their first name ("Sam" for Sam Carter), or a misspelt name
     // ("Postgress"), only when the query names none in full: a user with many alike
     // names would otherwise match them all.
@@ -231,8 +239,13 @@ pub async fn start(
             seed_names.extend(names);
         }
     }
+    let mut own = None;
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
     if found.is_empty() && !long.is_empty() {
+        let conn = match edges {
+            Some(_) => &mut *conn,
+            None => for_values(&mut own, planned).await?,
+        };
         found.extend(
             sqlx::query_as::<_, (Uuid, f64)>(
                 "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest($3::text[]) w
@@ -250,11 +263,7 @@ pub async fn start(
     let named = !found.is_empty();
     found.extend(stated);
     if edges.is_none() && !from_events.is_empty() {
-        let mut fresh = None;
-        let custom: &mut PgConnection = match scan_edges {
-            false => &mut *conn,
-            true => &mut **fresh.insert(planned.acquire().await?),
-        };
+        let custom = for_values(&mut own, planned).await?;
         found.extend(
             sqlx::query_as::<_, (Uuid, f64)>(
                 "SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $3::float8 FROM relations
@@ -293,7 +302,19 @@ pub async fn start(
     seeds.truncate(8);
     seed_names.sort();
     seed_names.dedup();
-    Ok(Start { seeds, names: seed_names, edges })
+    Ok(Start { seeds, names: seed_names, edges, entity_names })
+}
+
+/// The connection in `slot`, taken from `pool` (planning each statement for its values) the first time.
+async fn for_values<'a>(
+    slot: &'a mut Option<PoolConnection<Postgres>>,
+    pool: &PgPool,
+) -> sqlx::Result<&'a mut PgConnection> {
+    let conn = match slot.take() {
+        Some(conn) => conn,
+        None => pool.acquire().await?,
+    };
+    Ok(&mut **slot.insert(conn))
 }
 
 /// A relation a walk reached, and how.
@@ -496,12 +517,14 @@ pub struct Reached {
 }
 
 /// The relations `steps` reached, in their order, with their similarity to `vectors`
-/// (the query and what it asks of the entities it names).
+/// (the query and what it asks of the entities it names); the entities' names from
+/// `names` when the lookup read them, else from `entities`.
 pub async fn relations(
     conn: &mut PgConnection,
     tenant: &TenantId,
     steps: &[Step],
     vectors: Option<(&Embedding, &Embedding)>,
+    names: Option<&HashMap<Uuid, String>>,
 ) -> sqlx::Result<Vec<Reached>> {
     if steps.is_empty() {
         return Ok(Vec::new());
@@ -515,12 +538,18 @@ pub async fn relations(
         ),
         None => "0".to_owned(),
     };
+    let (named, joins) = match names {
+        Some(_) => ("''::text AS subject, ''::text AS object", ""),
+        None => (
+            "s.name AS subject, o.name AS object",
+            "JOIN entities s ON s.tenant_id = $1 AND s.id = r.subject_id
+             JOIN entities o ON o.tenant_id = $1 AND o.id = r.object_id",
+        ),
+    };
     let sql = format!(
-        "SELECT r.id, r.subject_id, s.name AS subject, r.predicate, r.object_id, o.name AS object, r.fact,
+        "SELECT r.id, r.subject_id, r.predicate, r.object_id, r.fact, {named},
                 r.valid_from, r.valid_to, r.updated_at, r.source_event_ids, ({similarity})::float8 AS similarity
-           FROM relations r
-           JOIN entities s ON s.tenant_id = $1 AND s.id = r.subject_id
-           JOIN entities o ON o.tenant_id = $1 AND o.id = r.object_id
+           FROM relations r {joins}
           WHERE r.tenant_id = $1 AND r.id = ANY($2)"
     );
     let ids: Vec<Uuid> = steps.iter().map(|s| s.relation).collect();
@@ -536,6 +565,10 @@ pub async fn relations(
         .iter()
         .filter_map(|step| {
             let mut r = by_id.remove(&step.relation)?;
+            if let Some(names) = names {
+                r.subject = names.get(&r.subject_id).cloned().unwrap_or_default();
+                r.object = names.get(&r.object_id).cloned().unwrap_or_default();
+            }
             r.hop = step.hop;
             r.path = step.path.clone();
             r.start = step.start;

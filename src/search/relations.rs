@@ -76,7 +76,9 @@ pub async fn search(
         true => whole.clone(),
         false => lookup.embedder.embed_one(&asked).await?,
     };
-    let reached = retrieve::relations(&mut conn, tenant, &steps, Some((&whole, &asked_vector))).await?;
+    let reached =
+        retrieve::relations(&mut conn, tenant, &steps, Some((&whole, &asked_vector)), start.entity_names.as_ref())
+            .await?;
     let terms = super::terms::terms(&asked);
     let weights = super::terms::normalised(terms.weights.iter().copied());
     Ok(results(reached, &terms.all, &weights, &graph.settings))
