@@ -16,9 +16,10 @@
 //!   `superseded` with `valid_to` and its successor, never merged, so `as_of` still
 //!   answers what held then.
 //! - **Retrieval** ([`retrieve`]): the entities named in the query (by name, alias,
-//!   trigram and embedding) and those of the best results' turns seed a walk of at
-//!   most `graph.max_depth` hops (recursive SQL, `graph.fan_out` edges per entity);
-//!   each relation reached is scored on search's scale (see [`crate::search`]).
+//!   trigram and embedding) and those of the best results' turns seed a breadth-first
+//!   walk of at most `graph.max_depth` hops (`graph.fan_out` edges per entity, in
+//!   memory for a user with at most `graph.scan_limit` relations, else a statement per
+//!   hop); each relation reached is scored on search's scale (see [`crate::search`]).
 
 pub mod extract;
 pub mod llm;
