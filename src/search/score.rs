@@ -18,7 +18,7 @@ pub struct Explanation {
     pub similarity: f64,
     /// The share of the query's terms the result contains, each weighing by its rarity.
     pub keyword: f64,
-    /// max(similarity, (similarity + keyword) / 2).
+    /// 1 − (1 − similarity) × (1 − keyword).
     pub relevance: f64,
     /// How strongly the walk reached a relation: its seed's weight × graph.hop_decay^(hop − 1)
     /// (relations only).
@@ -94,7 +94,7 @@ impl Parts {
 
     /// The result's explanation, whose `relevance × tier × time` is its score.
     pub fn explain(&self, settings: &SearchSettings, window: Option<when::Window>) -> Explanation {
-        let relevance = self.similarity.max((self.similarity + self.keyword) / 2.0);
+        let relevance = relevance(self.similarity, self.keyword);
         let tier = match self.tier {
             Tier::Memory => 0.8 + 0.2 * self.decay.unwrap_or(1.0).clamp(0.0, 1.0),
             Tier::Event { own: true } => settings.event_weight,
@@ -117,9 +117,17 @@ impl Parts {
             tier,
             time: if inside { 1.0 } else { settings.outside_window_weight },
             window: window.map(|w| [w.since, w.until]),
-            formula: "score = relevance × tier × time; relevance = max(similarity, (similarity + keyword) / 2)",
+            formula: "score = relevance × tier × time; relevance = 1 − (1 − similarity) × (1 − keyword)",
         }
     }
+}
+
+/// Meaning and words as two pieces of evidence that a result is relevant, either of
+/// which may be enough: `1 − (1 − similarity) × (1 − keyword)`. Never below either part
+/// (a paraphrase scores its similarity, keywords only ever help), and every term of the
+/// query found counts for more than any similarity short of it.
+pub fn relevance(similarity: f64, keyword: f64) -> f64 {
+    1.0 - (1.0 - similarity.clamp(0.0, 1.0)) * (1.0 - keyword.clamp(0.0, 1.0))
 }
 
 impl Explanation {
