@@ -203,6 +203,26 @@ static LIST: LazyLock<Regex> = LazyLock::new(|| {
 
 const USER_WORDS: &[&str] =
     &["i", "we", "me", "us", "myself", "our team", "my team", "the team", "我", "我们", "我们团队", "我自己", "本人"];
+/// English words no name holds: pronouns, forms of "be", "do" and "have", modal verbs,
+/// and a conjunction or negation at its start. A sentence's first word has a capital, so
+/// without them "It is" or "I am ready to offer" would pass for names.
+const NO_NAME_WORDS: &[&str] = &[
+    "i", "i'm", "it", "it's", "he", "she", "they", "we", "you", "me", "him", "them", "us", "this", "that", "these",
+    "those", "there", "here", "what", "who", "which", "is", "am", "are", "was", "were", "be", "been", "being", "do",
+    "does", "did", "have", "has", "had", "will", "would", "can", "could", "should", "must", "might", "may", "not",
+    "don't", "really", "so", "just", "very",
+];
+const NO_NAME_START: &[&str] = &["and", "or", "but", "because", "if", "then", "also", "too"];
+
+/// Whether an English phrase could be a name (see [`NO_NAME_WORDS`]).
+fn may_be_a_name(text: &str) -> bool {
+    let mut words =
+        text.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'').to_lowercase());
+    let first = words.next().unwrap_or_default();
+    !NO_NAME_START.contains(&first.as_str())
+        && std::iter::once(first).chain(words).all(|w| !NO_NAME_WORDS.contains(&w.as_str()))
+}
+
 const REFERENCES: &[&str] = &[
     "it",
     "this",
@@ -518,6 +538,9 @@ pub fn mention(text: &str, default: EntityType, aliases: &Aliases, discourse: &D
     if !(chinese || capitalised || shaped.is_some() || default == EntityType::Concept) {
         return None;
     }
+    if !chinese && !may_be_a_name(display) {
+        return None;
+    }
     let kind = shaped.unwrap_or(default);
     if kind == EntityType::Person && chinese && !(2..=4).contains(&display.chars().count()) {
         return None;
@@ -659,6 +682,11 @@ mod tests {
     #[test]
     fn phrases_that_are_no_names_make_no_entities() {
         assert!(said(&["everyone uses their phone for that", "we use it for everything", "hello there"]).is_empty());
+        let small_talk = [
+            "It's like a reminder of my roots and all the love and support I get from my family.",
+            "Now I'm ready to offer love and support to those who need it.",
+        ];
+        assert!(said(&small_talk).is_empty(), "{:?}", said(&small_talk));
         let (aliases, mut discourse) = (Aliases::default(), Discourse::default());
         assert_eq!(extract("我叫李明。", &aliases, &mut discourse).user_name.as_deref(), Some("李明"));
         assert_eq!(

@@ -88,17 +88,20 @@ impl EventLookup<'_> {
                     UNION (SELECT id FROM turns WHERE inside AND created_at >= $9 AND created_at < $10
                             ORDER BY similarity DESC LIMIT $4)
                  ), candidates AS (
+                    -- A user with more turns than a scan reads shows it by the one past it,
+                    -- whatever the window leaves.
                     SELECT t.*, (SELECT count(*) FROM mine) AS scanned FROM turns t
-                     WHERE t.inside AND t.id IN (SELECT id FROM chosen)
+                     WHERE (t.inside AND t.id IN (SELECT id FROM chosen)) OR t.id IN (SELECT id FROM mine OFFSET {scan_limit})
                  )",
                 columns = self.columns(),
+                scan_limit = self.scan_limit,
                 limit = self.scan_limit as i64 + 1,
                 own = own_share("m"),
             ),
             "LEFT JOIN turns p ON p.id = c.prev_id LEFT JOIN turns n ON n.id = c.next_id",
         );
         let rows = self.fetch(conn, sql).await?;
-        if rows.first().is_some_and(|row| row.7 > self.scan_limit as i64) {
+        if rows.iter().any(|row| row.7 > self.scan_limit as i64) {
             return Ok(None);
         }
         Ok(Some(results(rows)))

@@ -257,12 +257,14 @@ pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
     }
     let day = |at: DateTime<Utc>| at.format("%a %-d %B %Y").to_string();
     let days = (window.until - window.since).num_days();
+    let (starts, ends) = (window.since.date_naive(), (window.until - Duration::seconds(1)).date_naive());
     let meant = match days {
         1 => day(window.since),
         2 => format!("the weekend of {}", day(window.since)),
         7 => format!("the week of {}", day(window.since)),
-        28..=31 => window.since.format("%B %Y").to_string(),
-        365 | 366 => window.since.format("%Y").to_string(),
+        // A calendar month or year; "recently" (the 30 days up to now) is neither.
+        28..=31 if starts.day() == 1 && ends.month() == starts.month() => window.since.format("%B %Y").to_string(),
+        365 | 366 if starts.ordinal() == 1 && ends.year() == starts.year() => window.since.format("%Y").to_string(),
         _ => format!("since {}", day(window.since)),
     };
     Some(format!("{phrase} = {meant}"))
@@ -326,6 +328,8 @@ mod tests {
         );
         assert_eq!(annotate("We moved last week", said).as_deref(), Some("last week = the week of Mon 1 May 2023"));
         assert_eq!(annotate("我们上个月搬家了", said).as_deref(), Some("上个月 = April 2023"));
+        let recently = annotate("Recently I had a rough hike.", said);
+        assert!(recently.as_deref().is_some_and(|r| r.starts_with("Recently = since ")), "{recently:?}");
         assert_eq!(annotate("It opened on 8 May 2023.", said), None, "a date means itself");
         assert_eq!(annotate("We use PostgreSQL.", said), None);
     }

@@ -162,6 +162,59 @@ async fn time_windows(app: TestApp) {
 }
 
 #[tokio::test]
+async fn a_reply_is_found_by_the_words_of_the_question_it_answers() {
+    replies(spawn_app().await).await;
+}
+
+#[tokio::test]
+async fn a_reply_is_found_by_its_question_through_the_indexes_too() {
+    let mut settings = test_settings();
+    settings.search.scan_limit = 1;
+    replies(spawn_app_with(settings).await).await;
+}
+
+/// "A sunrise over the lake" says nothing of painting or the art fair; the question it
+/// answers does.
+async fn replies(app: TestApp) {
+    let key = app.key("acme", "read,ingest").await;
+    let ids = session(
+        &app,
+        &key,
+        "ida",
+        "s-fair",
+        12,
+        &[
+            ("assistant", "What did you end up painting for the art fair?"),
+            ("user", "A sunrise over the lake, in watercolours."),
+            ("assistant", "That sounds calm and bright."),
+        ],
+    )
+    .await;
+    session(&app, &key, "ida", "s-today", 0, CHATTER).await;
+    embedded(&app).await;
+    let found = turns(
+        &app,
+        &key,
+        json!({"user_id": "ida", "query": "what did I paint for the art fair?", "limit": 2, "explain": true}),
+    )
+    .await;
+    let reply = found.iter().find(|r| r["id"] == ids[1].as_str()).unwrap_or_else(|| panic!("no reply: {found:?}"));
+    let keyword = reply["explanation"]["keyword"].as_f64().unwrap();
+    assert!(keyword > 0.0 && keyword <= 0.5 + 1e-9, "the question's words count half for its reply: {reply}");
+    let question = found.iter().find(|r| r["id"] == ids[0].as_str()).expect("the question");
+    assert!(question["explanation"]["keyword"].as_f64().unwrap() > keyword, "{found:?}");
+    // A turn's neighbours are in its session: the next session's first turn is not.
+    let after = turns(&app, &key, json!({"user_id": "ida", "query": "watercolours", "explain": true})).await;
+    let neighbours: Vec<&str> = after
+        .iter()
+        .filter(|r| r["explanation"]["keyword"].as_f64().unwrap() > 0.0)
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(neighbours.len(), 3, "the reply and the turns on either side: {after:?}");
+    assert!(neighbours.iter().all(|id| ids.iter().any(|i| i == id)), "{after:?}");
+}
+
+#[tokio::test]
 async fn context_holds_the_current_conversation_and_the_dated_turn_that_answers() {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
@@ -246,7 +299,7 @@ async fn explanations_add_up_and_a_fact_never_shares_a_slot_with_its_turn() {
         let e = &r["explanation"];
         let (similarity, keyword) = (e["similarity"].as_f64().unwrap(), e["keyword"].as_f64().unwrap());
         let relevance = e["relevance"].as_f64().unwrap();
-        assert!((relevance - similarity.max((similarity + keyword) / 2.0)).abs() < 1e-9, "{e}");
+        assert!((relevance - (1.0 - (1.0 - similarity) * (1.0 - keyword))).abs() < 1e-9, "{e}");
         let score = relevance * e["tier"].as_f64().unwrap() * e["time"].as_f64().unwrap();
         assert!((score - r["score"].as_f64().unwrap()).abs() < 1e-9, "{r}");
     }
