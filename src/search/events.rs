@@ -61,7 +61,9 @@ impl EventLookup<'_> {
     /// null where there is none).
     fn ranked(&self, with: &str, neighbours: &str) -> String {
         format!(
-            "WITH {with}
+            "WITH words AS MATERIALIZED (
+                SELECT to_tsquery('simple', q) AS q, w FROM unnest($8::text[], $13::float8[]) u(q, w)
+             ), {with}
              SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity, {share}::float8, c.scanned
                FROM candidates c {neighbours}",
             share = window_share()
@@ -175,12 +177,12 @@ impl EventLookup<'_> {
     }
 }
 
-/// SQL: the weights of the query's terms the turn `t` holds: a Latin term (`$8`, weights
-/// `$13`) where the turn has a word it begins (`paint` finds "painting", `go` not "ago"),
-/// an unspaced one (`$12`, weights `$14`) as a substring.
+/// SQL: the weights of the query's terms the turn `t` holds: a Latin term (`words`, from
+/// `$8` and `$13`) where the turn has a word it begins (`paint` finds "painting", `go` not
+/// "ago"), an unspaced one (`$12`, weights `$14`) as a substring.
 fn own_share(t: &str) -> String {
     format!(
-        "((SELECT coalesce(sum(w), 0) FROM unnest($8::text[], $13::float8[]) u(q, w) WHERE {t}.content_tsv @@ to_tsquery('simple', q))
+        "((SELECT coalesce(sum(w), 0) FROM words WHERE {t}.content_tsv @@ q)
           + (SELECT coalesce(sum(w), 0) FROM unnest($12::text[], $14::float8[]) u(q, w) WHERE {t}.content ILIKE '%' || q || '%'))"
     )
 }
@@ -188,10 +190,10 @@ fn own_share(t: &str) -> String {
 /// SQL: the keyword share of the candidate `c` read with its neighbours `p` and `n`: each
 /// term's weight where `c` holds it, [`NEIGHBOUR_SHARE`] of it where only a neighbour does.
 fn window_share() -> String {
-    let part = |terms: &str, weights: &str, holds: &dyn Fn(&str) -> String| {
+    let part = |terms: &str, holds: &dyn Fn(&str) -> String| {
         format!(
             "(SELECT coalesce(sum(w * CASE WHEN {own} THEN 1 WHEN coalesce({prev} OR {next}, false) THEN {NEIGHBOUR_SHARE} ELSE 0 END), 0)
-                FROM unnest({terms}::text[], {weights}::float8[]) u(q, w))",
+                FROM {terms})",
             own = holds("c"),
             prev = holds("p"),
             next = holds("n"),
@@ -199,8 +201,8 @@ fn window_share() -> String {
     };
     format!(
         "({} + {})",
-        part("$8", "$13", &|t| format!("{t}.content_tsv @@ to_tsquery('simple', q)")),
-        part("$12", "$14", &|t| format!("{t}.content ILIKE '%' || q || '%'")),
+        part("words", &|t| format!("{t}.content_tsv @@ q")),
+        part("unnest($12::text[], $14::float8[]) u(q, w)", &|t| format!("{t}.content ILIKE '%' || q || '%'")),
     )
 }
 
