@@ -25,7 +25,7 @@ use crate::models::Embedding;
 
 /// What a query term found only in a neighbouring turn of the same session counts, as a
 /// share of its weight.
-pub const NEIGHBOUR_SHARE: f64 = 0.5;
+const NEIGHBOUR_SHARE: f64 = 0.5;
 
 /// One search of a user's raw turns.
 pub struct EventLookup<'a> {

@@ -10,7 +10,7 @@
 //! keyword    = weighted share of the query's terms the result contains (0..1), rare terms
 //!              weighing more (see [`terms`]); a raw turn also counts half of those only
 //!              the turn before or after it holds (see `events`)
-//! relevance  = 1 − (1 − similarity) × (1 − keyword)   — either may be enough, keywords
+//! relevance  = 1 − (1 − max(similarity, 0)) × (1 − keyword)   — either may be enough, keywords
 //!              only ever help, and both together count for more than either
 //! tier       = facts, insights: 0.8 + 0.2 × decay (engram_decay(), 0..1)
 //!              raw turns:       search.event_weight (0.8) for the user's own, that ×

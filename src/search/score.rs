@@ -18,7 +18,7 @@ pub struct Explanation {
     pub similarity: f64,
     /// The share of the query's terms the result contains, each weighing by its rarity.
     pub keyword: f64,
-    /// 1 − (1 − similarity) × (1 − keyword).
+    /// 1 − (1 − max(similarity, 0)) × (1 − keyword).
     pub relevance: f64,
     /// How strongly the walk reached a relation: its seed's weight × graph.hop_decay^(hop − 1)
     /// (relations only).
@@ -117,17 +117,18 @@ impl Parts {
             tier,
             time: if inside { 1.0 } else { settings.outside_window_weight },
             window: window.map(|w| [w.since, w.until]),
-            formula: "score = relevance × tier × time; relevance = 1 − (1 − similarity) × (1 − keyword)",
+            formula: "score = relevance × tier × time; relevance = 1 − (1 − max(similarity, 0)) × (1 − keyword)",
         }
     }
 }
 
 /// Meaning and words as two pieces of evidence that a result is relevant, either of
-/// which may be enough: `1 − (1 − similarity) × (1 − keyword)`. Never below either part
+/// which may be enough: `1 − (1 − similarity) × (1 − keyword)`, a negative similarity
+/// counting as none. Never below either part
 /// (a paraphrase scores its similarity, keywords only ever help), and every term of the
 /// query found counts for more than any similarity short of it.
-pub fn relevance(similarity: f64, keyword: f64) -> f64 {
-    1.0 - (1.0 - similarity.clamp(0.0, 1.0)) * (1.0 - keyword.clamp(0.0, 1.0))
+fn relevance(similarity: f64, keyword: f64) -> f64 {
+    1.0 - (1.0 - similarity.max(0.0)) * (1.0 - keyword)
 }
 
 impl Explanation {
@@ -172,6 +173,18 @@ mod tests {
         let fresh = score(0.7, 0.5, 1.0);
         let stale = score(0.7, 0.5, 0.0);
         assert!((stale / fresh - 0.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn relevance_is_never_below_either_part_and_grows_with_both() {
+        for (s, k) in [(0.0, 0.0), (0.6, 0.0), (0.0, 0.7), (0.3, 0.5), (0.9, 0.9), (-0.1, 0.4)] {
+            let r = relevance(s, k);
+            assert!(r >= s - 1e-12 && r >= k - 1e-12, "{s} {k}: {r}");
+            assert!(relevance(s, k + 0.05) > r, "{s} {k}");
+            assert!(s < 0.0 || relevance(s + 0.05, k) > r, "{s} {k}: a negative similarity counts as none");
+        }
+        assert_eq!(relevance(0.2, 1.0), 1.0, "every term found");
+        assert!(relevance(0.35, 0.5) > relevance(0.6, 0.0), "words and meaning beat meaning alone");
     }
 
     #[test]
