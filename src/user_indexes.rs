@@ -1,16 +1,72 @@
 //! `user_vector_indexes`: the registry of HNSW indexes that large users have of their
-//! own (built by the `index_large_users` job, used by search, dropped when the user is
-//! forgotten). The row is written before an index is built, so a build a crash left
-//! invalid is found and rebuilt; it goes after the index is dropped.
+//! own, over their memories or their raw turns (built by the `index_large_users` job,
+//! used by search, dropped when the user is forgotten). The row is written before an
+//! index is built, so a build a crash left invalid is found and rebuilt; it goes after
+//! the index is dropped.
 
 use sqlx::{PgConnection, PgExecutor, PgPool};
 
 use crate::domain::{TenantId, UserId};
 
-/// The name of the user's own index for vectors of `dims`, if it has a row, and whether
-/// that index exists and is valid (a build cut short leaves it invalid, or missing).
+/// A table whose rows a user may have an HNSW index of their own over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Indexed {
+    /// Active memories (facts and insights), `vector` embeddings.
+    Memories,
+    /// Raw turns with a vector, `halfvec` embeddings.
+    Events,
+}
+
+impl Indexed {
+    pub const ALL: [Indexed; 2] = [Indexed::Memories, Indexed::Events];
+
+    pub fn table(self) -> &'static str {
+        match self {
+            Indexed::Memories => "memories",
+            Indexed::Events => "events",
+        }
+    }
+
+    /// SQL: how many of the user's rows (`$1`, `$2`) an index for vectors of `$3`
+    /// dimensions covers.
+    pub fn count_sql(self) -> &'static str {
+        match self {
+            Indexed::Memories => {
+                "SELECT count(*) FROM memories
+                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = $3"
+            }
+            Indexed::Events => "SELECT count(*) FROM events WHERE tenant_id = $1 AND user_id = $2 AND embedding_dims = $3",
+        }
+    }
+
+    /// SQL: the `CREATE INDEX` statement of index `$1` for vectors of `$2` dimensions over
+    /// the rows of tenant `$3`'s user `$4`, quoted by the server (ids are data, not SQL).
+    /// Its expression and predicate are the table's shared index's with the user's ids
+    /// added, so the planner takes it for a lookup that names the user.
+    pub fn ddl_sql(self) -> &'static str {
+        match self {
+            Indexed::Memories => {
+                "SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memories
+                                  USING hnsw ((embedding::vector(%s)) vector_cosine_ops)
+                                  WHERE tenant_id = %L AND user_id = %L AND embedding_dims = %s AND status = ''active''',
+                               $1::text, $2::int, $3::text, $4::text, $2::int)"
+            }
+            Indexed::Events => {
+                "SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON events
+                                  USING hnsw ((embedding::halfvec(%s)) halfvec_cosine_ops)
+                                  WHERE tenant_id = %L AND user_id = %L AND embedding_dims = %s',
+                               $1::text, $2::int, $3::text, $4::text, $2::int)"
+            }
+        }
+    }
+}
+
+/// The name of the user's own index over `table` for vectors of `dims`, if it has a
+/// row, and whether that index exists and is valid (a build cut short leaves it
+/// invalid, or missing).
 pub async fn own_index(
     db: impl PgExecutor<'_>,
+    table: Indexed,
     tenant: &str,
     user: &str,
     dims: usize,
@@ -20,12 +76,25 @@ pub async fn own_index(
            FROM user_vector_indexes u
            LEFT JOIN pg_class c ON c.relname = u.index_name AND c.relnamespace = current_schema()::regnamespace
            LEFT JOIN pg_index i ON i.indexrelid = c.oid
-          WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.dims = $3",
+          WHERE u.tenant_id = $1 AND u.user_id = $2 AND u.table_name = $3 AND u.dims = $4",
     )
     .bind(tenant)
     .bind(user)
+    .bind(table.table())
     .bind(dims as i32)
     .fetch_optional(db)
+    .await
+}
+
+/// The users (of `tenant`, or `user` only, when given) who have an index of their own.
+pub async fn owners(pool: &PgPool, tenant: Option<&str>, user: Option<&str>) -> sqlx::Result<Vec<(String, String)>> {
+    sqlx::query_as(
+        "SELECT DISTINCT tenant_id, user_id FROM user_vector_indexes
+          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+    )
+    .bind(tenant)
+    .bind(user)
+    .fetch_all(pool)
     .await
 }
 
@@ -55,24 +124,27 @@ pub async fn count(db: impl PgExecutor<'_>) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT count(*) FROM user_vector_indexes").fetch_one(db).await
 }
 
-/// Writes the row of an index about to be built over `memories` active memories.
+/// Writes the row of an index about to be built over `rows` of the user's rows in `table`.
 pub async fn register(
     conn: &mut PgConnection,
+    table: Indexed,
     tenant: &str,
     user: &str,
     dims: usize,
     name: &str,
-    memories: i64,
+    rows: i64,
 ) -> sqlx::Result<()> {
     sqlx::query(
-        "INSERT INTO user_vector_indexes (tenant_id, user_id, dims, index_name, memories) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (tenant_id, user_id, dims) DO UPDATE SET index_name = $4, memories = $5",
+        "INSERT INTO user_vector_indexes (tenant_id, user_id, table_name, dims, index_name, row_count)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (tenant_id, user_id, table_name, dims) DO UPDATE SET index_name = $5, row_count = $6",
     )
     .bind(tenant)
     .bind(user)
+    .bind(table.table())
     .bind(dims as i32)
     .bind(name)
-    .bind(memories)
+    .bind(rows)
     .execute(conn)
     .await?;
     Ok(())
@@ -87,7 +159,7 @@ pub async fn mark_built(conn: &mut PgConnection, name: &str) -> sqlx::Result<()>
 }
 
 /// Drops the index and its row (the row last: it is how a later run finds the index).
-/// `CONCURRENTLY`, so it waits for transactions using `memories` but blocks none.
+/// `CONCURRENTLY`, so it waits for transactions using its table but blocks none.
 pub async fn drop(conn: &mut PgConnection, name: &str) -> sqlx::Result<()> {
     let ddl: String = sqlx::query_scalar("SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I', $1::text)")
         .bind(name)

@@ -18,6 +18,7 @@ use crate::db::Database;
 use crate::domain::TenantId;
 use crate::jobs::Scope;
 use crate::startup::Application;
+use crate::user_indexes::Indexed;
 
 const QUESTIONS: &[&str] =
     &["what did we decide", "which database", "deployment plans", "favourite editor", "team size"];
@@ -103,7 +104,8 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
             json!({"user_id": user, "query": format!("{} number {n}", QUESTIONS[n % QUESTIONS.len()]), "limit": 10})
         })
         .await?;
-    let recall = recall_at_10(&db.pool, &vectors, recall_queries, size.dims, settings).await?;
+    let recall = recall_at_10(&db.pool, Indexed::Memories, &vectors, recall_queries, size.dims, settings).await?;
+    let turn_recall = recall_at_10(&db.pool, Indexed::Events, &vectors, recall_queries, size.dims, settings).await?;
 
     let mut figures = vec![
         Figure {
@@ -152,6 +154,12 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
         unit: "ms (1 client)",
     });
     figures.push(Figure { scenario: "search", metric: "large_user_recall_at_10".into(), value: recall, unit: "share" });
+    figures.push(Figure {
+        scenario: "search",
+        metric: "large_user_turn_recall_at_10".into(),
+        value: turn_recall,
+        unit: "share",
+    });
     Ok(figures)
 }
 
@@ -281,25 +289,33 @@ where
     Ok(stats)
 }
 
-/// The share of the exact 10 nearest neighbours that the index scan search uses finds,
-/// with the `ef_search` search uses for the large user.
+/// The share of the exact 10 nearest neighbours of the large user's rows in `table` that
+/// the index scan search uses finds, with the `ef_search` search uses for them.
 async fn recall_at_10(
     pool: &PgPool,
+    table: Indexed,
     vectors: &(Vec<Vec<f32>>, Vec<Vec<f32>>),
     queries: usize,
     dims: i64,
     settings: &Settings,
 ) -> anyhow::Result<f64> {
-    let own_index = crate::search::has_own_index(pool, &TenantId::parse(TENANT)?, LARGE_USER, dims as usize).await?;
+    let tenant = TenantId::parse(TENANT)?;
+    let own_index = crate::search::has_own_index(pool, table, &tenant, LARGE_USER, dims as usize).await?;
     let ef_search = if own_index { settings.search.user_index_ef_search } else { settings.search.ef_search };
     let mut rng = StdRng::seed_from_u64(42);
     // As the service does: `candidates` nearest from the index, the best 10 of them.
     let candidates = crate::search::candidates(10, &settings.search);
+    let (vector, active) = match table {
+        Indexed::Memories => (format!("embedding::vector({dims})"), "AND status = 'active'"),
+        Indexed::Events => (format!("embedding::halfvec({dims})"), ""),
+    };
     let sql = format!(
-        "SELECT id FROM (SELECT id, embedding::vector({dims}) <=> $1 AS distance FROM memories
-                          WHERE tenant_id = 'bench' AND user_id = 'large' AND status = 'active' AND embedding_dims = {dims}
-                          ORDER BY embedding::vector({dims}) <=> $1 LIMIT {candidates}) nearest
-          ORDER BY distance LIMIT 10"
+        "SELECT id FROM (SELECT id, {vector} <=> $1::vector::{vector_type} AS distance FROM {table}
+                          WHERE tenant_id = 'bench' AND user_id = 'large' {active} AND embedding_dims = {dims}
+                          ORDER BY {vector} <=> $1::vector::{vector_type} LIMIT {candidates}) nearest
+          ORDER BY distance LIMIT 10",
+        vector_type = vector.split("::").nth(1).unwrap_or_default(),
+        table = table.table(),
     );
     let mut found = 0;
     for _ in 0..queries {

@@ -1,9 +1,10 @@
 //! `index_large_users`: a user with at least `min_memories` active memories gets an
-//! HNSW index of their own (a partial index over their active memories, see migration
-//! 0007), which their vector lookups then use instead of the shared graph; a user who
-//! fell below half of that loses it again, and so does an index for vectors of another
-//! dimension than the embedder's. At most `max_indexes` exist, first come, first
-//! served: every index adds a little to planning any statement on `memories`.
+//! HNSW index of their own over them (a partial index, see migration 0007), and one with
+//! at least `min_events` raw turns with a vector gets one over those (migration 0016);
+//! their vector lookups then use it instead of the shared graph. A user who fell below
+//! half of that loses it again, and so does an index for vectors of another dimension
+//! than the embedder's. At most `max_indexes` exist, both kinds together, first come,
+//! first served: every index adds a little to planning any statement on its table.
 //!
 //! Index DDL cannot run inside a transaction, so unlike other jobs a unit is not one
 //! transaction and a dry run does no work, it only counts: a unit writes the index's
@@ -14,17 +15,20 @@
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use sqlx::{Connection, PgPool};
+use sqlx::{Connection, PgConnection, PgPool};
 
 use super::job::{BoxFuture, Job, Unit, UnitMode};
 use super::{Counts, Models, Scope};
-use crate::{user_indexes, users};
+use crate::user_indexes::{self, Indexed};
+use crate::users;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IndexParams {
-    /// Users with at least this many active memories get an index of their own.
+    /// Users with at least this many active memories get an index of their own over them.
     pub min_memories: i64,
+    /// Users with at least this many raw turns with a vector get an index of their own over them.
+    pub min_events: i64,
     /// Indexes of this kind at most, across all tenants.
     pub max_indexes: i64,
     /// `maintenance_work_mem` for a build, in MB: a graph that fits builds much faster.
@@ -33,7 +37,7 @@ pub struct IndexParams {
 
 impl Default for IndexParams {
     fn default() -> Self {
-        Self { min_memories: 10_000, max_indexes: 50, build_memory_mb: 512 }
+        Self { min_memories: 10_000, min_events: 10_000, max_indexes: 50, build_memory_mb: 512 }
     }
 }
 
@@ -41,6 +45,9 @@ impl IndexParams {
     pub fn check(&self) -> Result<(), String> {
         if self.min_memories < 1 {
             return Err("params.min_memories: must be at least 1".into());
+        }
+        if self.min_events < 1 {
+            return Err("params.min_events: must be at least 1".into());
         }
         if self.max_indexes < 0 {
             return Err("params.max_indexes: must not be negative".into());
@@ -55,30 +62,46 @@ impl IndexParams {
 /// Users large enough for an index, and users who have one.
 pub async fn candidates(pool: &PgPool, params: &IndexParams, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
+    let mut users: Vec<(String, String)> = sqlx::query_as(
         "SELECT tenant_id, user_id FROM memories
           WHERE status = 'active' AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
           GROUP BY tenant_id, user_id HAVING count(*) >= $3
          UNION
-         SELECT tenant_id, user_id FROM user_vector_indexes
-          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+         SELECT tenant_id, user_id FROM events
+          WHERE embedding_dims IS NOT NULL AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
+          GROUP BY tenant_id, user_id HAVING count(*) >= $4",
     )
     .bind(tenant)
     .bind(user)
     .bind(params.min_memories)
+    .bind(params.min_events)
     .fetch_all(pool)
-    .await
+    .await?;
+    users.extend(user_indexes::owners(pool, tenant, user).await?);
+    users.sort();
+    users.dedup();
+    Ok(users)
+}
+
+impl IndexParams {
+    /// The rows a user needs for an index of their own over `table`.
+    fn min_rows(&self, table: Indexed) -> i64 {
+        match table {
+            Indexed::Memories => self.min_memories,
+            Indexed::Events => self.min_events,
+        }
+    }
 }
 
 /// The name of a user's index: a hash, as ids need not make a valid or short identifier.
-fn index_name(unit: &Unit<'_>, dims: usize) -> String {
+fn index_name(unit: &Unit<'_>, table: Indexed, dims: usize) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(format!("{}/{}", unit.tenant.as_str(), unit.user.as_str()));
     let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-    format!("memories_user_vec_{dims}_{hex}")
+    format!("{}_user_vec_{dims}_{hex}", table.table())
 }
 
-/// Builds, keeps, rebuilds or drops one user's index for vectors of `dims`.
+/// Builds, keeps, rebuilds or drops one user's indexes for vectors of `dims`.
 pub async fn run_unit(
     pool: &PgPool,
     params: &IndexParams,
@@ -96,20 +119,39 @@ pub async fn run_unit(
             user_indexes::drop(&mut conn, &name).await?;
         }
     }
-    let active: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = $3",
-    )
-    .bind(tenant)
-    .bind(user)
-    .bind(dims as i32)
-    .fetch_one(&mut conn)
-    .await?;
-    let existing = user_indexes::own_index(&mut conn, tenant, user, dims).await?;
-    let build = match existing {
-        Some((name, _)) if active < params.min_memories / 2 => {
+    for table in Indexed::ALL {
+        if !one_table(&mut conn, params, unit, table, dims, dry_run, &mut counts).await? {
+            break;
+        }
+    }
+    conn.close().await?;
+    Ok(counts)
+}
+
+/// Builds, keeps, rebuilds or drops the user's index over `table`; false when the user
+/// was forgotten meanwhile.
+async fn one_table(
+    conn: &mut PgConnection,
+    params: &IndexParams,
+    unit: &Unit<'_>,
+    table: Indexed,
+    dims: usize,
+    dry_run: bool,
+    counts: &mut Counts,
+) -> anyhow::Result<bool> {
+    let (tenant, user) = (unit.tenant.as_str(), unit.user.as_str());
+    let rows: i64 = sqlx::query_scalar(table.count_sql())
+        .bind(tenant)
+        .bind(user)
+        .bind(dims as i32)
+        .fetch_one(&mut *conn)
+        .await?;
+    let min_rows = params.min_rows(table);
+    let build = match user_indexes::own_index(&mut *conn, table, tenant, user, dims).await? {
+        Some((name, _)) if rows < min_rows / 2 => {
             counts.add("dropped", 1);
             if !dry_run {
-                user_indexes::drop(&mut conn, &name).await?;
+                user_indexes::drop(conn, &name).await?;
             }
             false
         }
@@ -120,64 +162,57 @@ pub async fn run_unit(
         Some((name, false)) => {
             counts.add("rebuilt", 1);
             if !dry_run {
-                user_indexes::drop(&mut conn, &name).await?;
+                user_indexes::drop(conn, &name).await?;
             }
             true
         }
-        None if active >= params.min_memories => {
+        None if rows >= min_rows => {
             // A dry run writes no rows: it counts the builds it would have made so far.
-            let planned = if dry_run { unit.earlier.get("built") } else { 0 };
-            let fits = user_indexes::count(&mut conn).await? + planned < params.max_indexes;
+            let planned = if dry_run { unit.earlier.get("built") + counts.get("built") } else { 0 };
+            let fits = user_indexes::count(&mut *conn).await? + planned < params.max_indexes;
             counts.add(if fits { "built" } else { "at_capacity" }, 1);
             fits
         }
         None => false,
     };
-    if build && !dry_run {
-        let name = index_name(unit, dims);
-        // The row first: it is how a later run finds an index this build leaves invalid.
-        // Written under the user's life lock, so a user forgotten meanwhile gets none.
-        let mut tx = conn.begin().await?;
-        users::hold(&mut tx, unit.tenant, &[user]).await?;
-        if !users::exists(&mut tx, unit.tenant, user).await? {
-            tx.rollback().await?;
-            conn.close().await?;
-            return Ok(Counts::default());
-        }
-        user_indexes::register(&mut tx, tenant, user, dims, &name, active).await?;
-        tx.commit().await?;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb)))
-            .execute(&mut conn)
-            .await?;
-        // Quoted by the server: ids are data, not SQL.
-        let ddl: String = sqlx::query_scalar(
-            "SELECT format('CREATE INDEX CONCURRENTLY IF NOT EXISTS %I ON memories
-                              USING hnsw ((embedding::vector(%s)) vector_cosine_ops)
-                              WHERE tenant_id = %L AND user_id = %L AND embedding_dims = %s AND status = ''active''',
-                           $1::text, $2::int, $3::text, $4::text, $2::int)",
-        )
+    if !build || dry_run {
+        return Ok(true);
+    }
+    let name = index_name(unit, table, dims);
+    // The row first: it is how a later run finds an index this build leaves invalid.
+    // Written under the user's life lock, so a user forgotten meanwhile gets none.
+    let mut tx = conn.begin().await?;
+    users::hold(&mut tx, unit.tenant, &[user]).await?;
+    if !users::exists(&mut tx, unit.tenant, user).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    user_indexes::register(&mut tx, table, tenant, user, dims, &name, rows).await?;
+    tx.commit().await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb)))
+        .execute(&mut *conn)
+        .await?;
+    let ddl: String = sqlx::query_scalar(table.ddl_sql())
         .bind(&name)
         .bind(dims as i32)
         .bind(tenant)
         .bind(user)
-        .fetch_one(&mut conn)
+        .fetch_one(&mut *conn)
         .await?;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut conn).await?;
-        // The build cannot hold the life lock (it waits for older transactions, and a
-        // deletion waiting for that lock would be one): a user forgotten during the
-        // build, whose row went with them, loses the index here.
-        let mut tx = conn.begin().await?;
-        users::hold(&mut tx, unit.tenant, &[user]).await?;
-        let alive = users::exists(&mut tx, unit.tenant, user).await?;
-        tx.commit().await?;
-        if alive {
-            user_indexes::mark_built(&mut conn, &name).await?;
-        } else {
-            user_indexes::drop(&mut conn, &name).await?;
-        }
+    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut *conn).await?;
+    // The build cannot hold the life lock (it waits for older transactions, and a
+    // deletion waiting for that lock would be one): a user forgotten during the
+    // build, whose row went with them, loses the index here.
+    let mut tx = conn.begin().await?;
+    users::hold(&mut tx, unit.tenant, &[user]).await?;
+    let alive = users::exists(&mut tx, unit.tenant, user).await?;
+    tx.commit().await?;
+    if alive {
+        user_indexes::mark_built(conn, &name).await?;
+    } else {
+        user_indexes::drop(conn, &name).await?;
     }
-    conn.close().await?;
-    Ok(counts)
+    Ok(alive)
 }
 
 impl Job for IndexParams {

@@ -12,9 +12,9 @@
 //!
 //! A scan that finds more rows than that hands over to the index way, and the
 //! user is remembered as large for [`LARGE_USER_TTL`], together with whether they have
-//! an HNSW index of their own (`index_large_users`, a partial index on their ids). Those
-//! who have one are looked up on connections whose `ef_search` is the shorter
-//! `search.user_index_ef_search`: every node of that graph is theirs.
+//! an HNSW index of their own over that table (`index_large_users`, a partial index on
+//! their ids). Those who have one are looked up on connections whose `ef_search` is the
+//! shorter `search.user_index_ef_search`: every node of that graph is theirs.
 //!
 //! Their lookups are planned per lookup too: whether the text indexes or the user's own
 //! rows find keyword matches cheaper depends on how common the words are. A word in
@@ -42,6 +42,7 @@ use super::query::MemoryLookup;
 use super::terms::Terms;
 use crate::configuration::SearchSettings;
 use crate::domain::TenantId;
+use crate::user_indexes::Indexed;
 
 /// How long a user found large stays on the index way before a scan looks again.
 pub const LARGE_USER_TTL: Duration = Duration::from_secs(600);
@@ -58,7 +59,8 @@ pub struct Lookups {
     /// For users with an HNSW index of their own: planned for each lookup,
     /// `search.user_index_ef_search`.
     own_graphs: PgPool,
-    large_users: Mutex<HashMap<(TenantId, String), LargeUser>>,
+    /// Users found with more memories than a scan reads.
+    large_users: Remembered,
     /// Users found with more raw turns than a scan reads.
     large_event_users: Remembered,
     /// Users found with more edges than `graph.scan_limit`: their walks go through the
@@ -68,20 +70,26 @@ pub struct Lookups {
 
 /// Users remembered as too large to scan, for [`LARGE_USER_TTL`].
 #[derive(Default)]
-struct Remembered(Mutex<HashMap<(TenantId, String), Instant>>);
+struct Remembered(Mutex<HashMap<(TenantId, String), LargeUser>>);
 
 impl Remembered {
-    fn holds(&self, tenant: &TenantId, user: &str) -> bool {
+    fn get(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
         let large = self.0.lock().expect("never poisoned: no panics under the lock");
-        large.get(&(tenant.clone(), user.to_owned())).is_some_and(|found| found.elapsed() < LARGE_USER_TTL)
+        large.get(&(tenant.clone(), user.to_owned())).filter(|large| large.found.elapsed() < LARGE_USER_TTL).copied()
     }
 
-    fn remember(&self, tenant: &TenantId, user: &str) {
+    fn holds(&self, tenant: &TenantId, user: &str) -> bool {
+        self.get(tenant, user).is_some()
+    }
+
+    fn remember(&self, tenant: &TenantId, user: &str, own_index: bool) -> LargeUser {
         let mut large = self.0.lock().expect("never poisoned: no panics under the lock");
         if large.len() >= LARGE_USERS_KEPT {
             large.clear();
         }
-        large.insert((tenant.clone(), user.to_owned()), Instant::now());
+        let found = LargeUser { found: Instant::now(), own_index };
+        large.insert((tenant.clone(), user.to_owned()), found);
+        found
     }
 
     fn forget(&self, tenant: &TenantId, user: &str) {
@@ -92,6 +100,7 @@ impl Remembered {
 #[derive(Clone, Copy)]
 struct LargeUser {
     found: Instant,
+    /// Whether they have an HNSW index of their own over the table.
     own_index: bool,
 }
 
@@ -112,7 +121,7 @@ impl Lookups {
             scans: pool("force_generic_plan", settings.ef_search, max_connections),
             shared_graph: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
             own_graphs: pool("force_custom_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
-            large_users: Mutex::default(),
+            large_users: Remembered::default(),
             large_event_users: Remembered::default(),
             large_graph_users: Remembered::default(),
         }
@@ -121,30 +130,40 @@ impl Lookups {
     /// Facts and insights: a scan, or the index way for a user with too many.
     pub(super) async fn memories(&self, lookup: &MemoryLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
         let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
-        let large = match self.large(tenant, user) {
+        let large = match self.large_users.get(tenant, user) {
             Some(large) => large,
             None => {
                 if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
                     return Ok(found);
                 }
-                let own_index = has_own_index(&self.shared_graph, tenant, user, lookup.vector.dims()).await?;
-                self.remember_large(tenant, user, own_index)
+                let dims = lookup.vector.dims();
+                let own_index = has_own_index(&self.shared_graph, Indexed::Memories, tenant, user, dims).await?;
+                self.large_users.remember(tenant, user, own_index)
             }
         };
-        let graph = if large.own_index { &self.own_graphs } else { &self.shared_graph };
-        lookup.indexed(&mut *graph.acquire().await?).await
+        lookup.indexed(&mut *self.graph(large).acquire().await?).await
     }
 
     /// Raw turns: a scan, or the index way for a user with too many.
     pub(super) async fn events(&self, lookup: &EventLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
         let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
-        if !self.large_event_users.holds(tenant, user) {
-            if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
-                return Ok(found);
+        let large = match self.large_event_users.get(tenant, user) {
+            Some(large) => large,
+            None => {
+                if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+                    return Ok(found);
+                }
+                let dims = lookup.vector.dims();
+                let own_index = has_own_index(&self.shared_graph, Indexed::Events, tenant, user, dims).await?;
+                self.large_event_users.remember(tenant, user, own_index)
             }
-            self.large_event_users.remember(tenant, user);
-        }
-        lookup.indexed(&mut *self.shared_graph.acquire().await?).await
+        };
+        lookup.indexed(&mut *self.graph(large).acquire().await?).await
+    }
+
+    /// The connections for a large user's index way: their own graph's, or the shared one's.
+    fn graph(&self, large: LargeUser) -> &PgPool {
+        if large.own_index { &self.own_graphs } else { &self.shared_graph }
     }
 
     /// Weighs the query's terms by their rarity among the user's latest turns.
@@ -162,10 +181,7 @@ impl Lookups {
 
     /// Forgets what was learnt about a user who was just forgotten.
     pub fn forget_user(&self, tenant: &TenantId, user: &str) {
-        self.large_users
-            .lock()
-            .expect("never poisoned: no panics under the lock")
-            .remove(&(tenant.clone(), user.to_owned()));
+        self.large_users.forget(tenant, user);
         self.large_event_users.forget(tenant, user);
         self.large_graph_users.forget(tenant, user);
     }
@@ -176,27 +192,18 @@ impl Lookups {
     }
 
     pub(super) fn remember_graph_large(&self, tenant: &TenantId, user: &str) {
-        self.large_graph_users.remember(tenant, user);
-    }
-
-    fn large(&self, tenant: &TenantId, user: &str) -> Option<LargeUser> {
-        let large = self.large_users.lock().expect("never poisoned: no panics under the lock");
-        large.get(&(tenant.clone(), user.to_owned())).filter(|large| large.found.elapsed() < LARGE_USER_TTL).copied()
-    }
-
-    fn remember_large(&self, tenant: &TenantId, user: &str, own_index: bool) -> LargeUser {
-        let mut large = self.large_users.lock().expect("never poisoned: no panics under the lock");
-        if large.len() >= LARGE_USERS_KEPT {
-            large.clear();
-        }
-        let found = LargeUser { found: Instant::now(), own_index };
-        large.insert((tenant.clone(), user.to_owned()), found);
-        found
+        self.large_graph_users.remember(tenant, user, false);
     }
 }
 
-/// Whether the user has a valid HNSW index of their own for vectors of `dims`.
-pub async fn has_own_index(pool: &PgPool, tenant: &TenantId, user: &str, dims: usize) -> sqlx::Result<bool> {
-    let index = crate::user_indexes::own_index(pool, tenant.as_str(), user, dims).await?;
+/// Whether the user has a valid HNSW index of their own over `table` for vectors of `dims`.
+pub async fn has_own_index(
+    pool: &PgPool,
+    table: Indexed,
+    tenant: &TenantId,
+    user: &str,
+    dims: usize,
+) -> sqlx::Result<bool> {
+    let index = crate::user_indexes::own_index(pool, table, tenant.as_str(), user, dims).await?;
     Ok(index.is_some_and(|(_, valid)| valid))
 }

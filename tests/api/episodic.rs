@@ -15,7 +15,7 @@ fn at(days_ago: i64, minute: i64) -> String {
 }
 
 /// Posts `turns` (role, content) as one session `days_ago` days back; returns their ids.
-async fn session(
+pub(crate) async fn session(
     app: &TestApp,
     key: &str,
     user: &str,
@@ -37,7 +37,7 @@ async fn session(
 }
 
 /// Waits until every stored event has its vector (the API's background embedder).
-async fn embedded(app: &TestApp) {
+pub(crate) async fn embedded(app: &TestApp) {
     let started = Instant::now();
     loop {
         let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM events WHERE embedding IS NULL")
@@ -52,7 +52,7 @@ async fn embedded(app: &TestApp) {
     }
 }
 
-async fn turns(app: &TestApp, key: &str, body: Value) -> Vec<Value> {
+pub(crate) async fn turns(app: &TestApp, key: &str, body: Value) -> Vec<Value> {
     let mut body = body;
     body["kinds"] = json!(["event"]);
     body["min_score"] = json!(0.0);

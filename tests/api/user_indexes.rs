@@ -4,6 +4,7 @@
 use engram::jobs::Scope;
 use serde_json::json;
 
+use crate::episodic::{embedded, session, turns};
 use crate::helpers::{TestApp, spawn_app_with, test_settings};
 use crate::jobs::{executor, job_dir, run};
 use crate::search::{contents, seed_project_facts};
@@ -194,4 +195,104 @@ async fn deleting_a_user_drops_their_own_index() {
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
     panic!("alice's own index is still there 10 s after she was deleted");
+}
+
+/// `n` raw turns for `user` with random vectors of `dims` dimensions (far from any
+/// question), in sessions of ten a month back, so that PostgreSQL finds an HNSW index
+/// cheaper than reading the user's rows.
+async fn filler_turns(app: &TestApp, user: &str, n: i32, dims: i32) {
+    sqlx::query(
+        "INSERT INTO events (tenant_id, id, user_id, session_id, role, content, created_at, embedding, embedding_model, embedding_dims)
+         SELECT 'acme', gen_random_uuid(), $1, 'filler-' || (g / 10), 'user', 'filler note ' || g,
+                now() - interval '30 days' + g * interval '1 second',
+                (SELECT array_agg(random() - 0.5) FROM generate_series(1, $3) WHERE g > 0)::vector::halfvec, 'filler', $3
+           FROM generate_series(1, $2) g",
+    )
+    .bind(user)
+    .bind(n)
+    .bind(dims)
+    .execute(&app.db.pool)
+    .await
+    .unwrap();
+    sqlx::query("ANALYZE events").execute(&app.db.pool).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_user_with_many_turns_gets_an_index_of_them_searched_with_the_same_answers_and_dropped_with_them() {
+    // scan_limit 2: ana's lookups take the index way in every app here.
+    let mut settings = test_settings();
+    settings.search.scan_limit = 2;
+    let shared = spawn_app_with(settings.clone()).await;
+    let key = shared.key("acme", "read,ingest").await;
+    let decision = [
+        ("user", "After the outage we decided to move the billing service from Ruby to Kotlin."),
+        ("assistant", "Noted: billing moves to Kotlin."),
+    ];
+    let said = session(&shared, &key, "ana", "planning", 60, &decision).await;
+    session(&shared, &key, "ana", "today", 0, &[("user", "我们决定下个月搬到上海")]).await;
+    embedded(&shared).await;
+    let dims: i32 = sqlx::query_scalar("SELECT embedding_dims::int FROM events WHERE user_id = 'ana' LIMIT 1")
+        .fetch_one(&shared.db.pool)
+        .await
+        .unwrap();
+    filler_turns(&shared, "ana", 8_000, dims).await;
+    let queries = [
+        json!({"user_id": "ana", "query": "which programming language did we choose for payments?", "limit": 3}),
+        json!({"user_id": "ana", "query": "上海", "limit": 3}),
+        json!({"user_id": "ana", "query": "what did we decide two months ago?", "limit": 3}),
+    ];
+    let mut before = Vec::new();
+    for query in &queries {
+        before.push(turns(&shared, &key, query.clone()).await);
+    }
+    assert!(before[0].iter().any(|r| r["id"] == said[0].as_str()), "{:?}", before[0]);
+
+    let job = "schedule = \"0 0 * * * *\"\n[params]\nmin_events = 6\n";
+    let built = run(&executor(&shared.db, &job_dir(&[("index_large_users", job)])), "index_large_users", Scope::all(), false)
+        .await;
+    assert_eq!(built.counts["built"], 1, "one index, over ana's turns (she has no memories): {}", built.counts);
+    let indexes = own_indexes(&shared).await;
+    assert_eq!(indexes.len(), 1);
+    let (owner, valid, predicate) = &indexes[0];
+    assert_eq!((owner.as_str(), *valid), ("ana", true));
+    assert!(predicate.contains("user_id = 'ana'::text"), "{predicate}");
+
+    // A new app: an app finds out whether a user has an index when it first finds them large.
+    let own = engram::startup::Application::build(settings, shared.db.clone()).await.unwrap();
+    let own_url = format!("http://127.0.0.1:{}/v1/search", own.port());
+    tokio::spawn(own.run_until_stopped());
+    for (query, expected) in queries.iter().zip(&before) {
+        let mut query = query.clone();
+        query["kinds"] = json!(["event"]);
+        query["min_score"] = json!(0.0);
+        let body: serde_json::Value =
+            shared.client.post(&own_url).bearer_auth(&key).json(&query).send().await.unwrap().json().await.unwrap();
+        // The turns that were said, in the same order; filler turns (random vectors, near
+        // ties) may differ, as approximate nearest neighbours do.
+        let said = |results: &[serde_json::Value]| {
+            let said = results.iter().filter(|r| !r["content"].as_str().unwrap().starts_with("filler note"));
+            said.map(|r| r["id"].clone()).collect::<Vec<_>>()
+        };
+        let found = said(body["results"].as_array().unwrap());
+        assert_eq!(found, said(expected), "{query}");
+        assert!(!found.is_empty(), "{query}");
+    }
+    assert!(own_index_scans(&shared).await > 0, "the lookups went through ana's own index");
+
+    let admin = shared.key("acme", "admin").await;
+    let deleted =
+        shared.client.delete(format!("{}/admin/v1/users/ana", shared.address)).bearer_auth(&admin).send().await.unwrap();
+    assert_eq!(deleted.status(), 200);
+    for _ in 0..40 {
+        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'events_user_vec_%'")
+            .fetch_one(&shared.db.pool)
+            .await
+            .unwrap();
+        if left == 0 {
+            assert!(own_indexes(&shared).await.is_empty());
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    panic!("ana's own index is still there 10 s after she was deleted");
 }
