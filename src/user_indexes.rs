@@ -35,7 +35,9 @@ impl Indexed {
                 "SELECT count(*) FROM memories
                   WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = $3"
             }
-            Indexed::Events => "SELECT count(*) FROM events WHERE tenant_id = $1 AND user_id = $2 AND embedding_dims = $3",
+            Indexed::Events => {
+                "SELECT count(*) FROM events WHERE tenant_id = $1 AND user_id = $2 AND embedding_dims = $3"
+            }
         }
     }
 

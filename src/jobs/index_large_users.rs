@@ -140,12 +140,8 @@ async fn one_table(
     counts: &mut Counts,
 ) -> anyhow::Result<bool> {
     let (tenant, user) = (unit.tenant.as_str(), unit.user.as_str());
-    let rows: i64 = sqlx::query_scalar(table.count_sql())
-        .bind(tenant)
-        .bind(user)
-        .bind(dims as i32)
-        .fetch_one(&mut *conn)
-        .await?;
+    let rows: i64 =
+        sqlx::query_scalar(table.count_sql()).bind(tenant).bind(user).bind(dims as i32).fetch_one(&mut *conn).await?;
     let min_rows = params.min_rows(table);
     let build = match user_indexes::own_index(&mut *conn, table, tenant, user, dims).await? {
         Some((name, _)) if rows < min_rows / 2 => {

@@ -248,8 +248,9 @@ async fn a_user_with_many_turns_gets_an_index_of_them_searched_with_the_same_ans
     assert!(before[0].iter().any(|r| r["id"] == said[0].as_str()), "{:?}", before[0]);
 
     let job = "schedule = \"0 0 * * * *\"\n[params]\nmin_events = 6\n";
-    let built = run(&executor(&shared.db, &job_dir(&[("index_large_users", job)])), "index_large_users", Scope::all(), false)
-        .await;
+    let built =
+        run(&executor(&shared.db, &job_dir(&[("index_large_users", job)])), "index_large_users", Scope::all(), false)
+            .await;
     assert_eq!(built.counts["built"], 1, "one index, over ana's turns (she has no memories): {}", built.counts);
     let indexes = own_indexes(&shared).await;
     assert_eq!(indexes.len(), 1);
@@ -280,8 +281,13 @@ async fn a_user_with_many_turns_gets_an_index_of_them_searched_with_the_same_ans
     assert!(own_index_scans(&shared).await > 0, "the lookups went through ana's own index");
 
     let admin = shared.key("acme", "admin").await;
-    let deleted =
-        shared.client.delete(format!("{}/admin/v1/users/ana", shared.address)).bearer_auth(&admin).send().await.unwrap();
+    let deleted = shared
+        .client
+        .delete(format!("{}/admin/v1/users/ana", shared.address))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status(), 200);
     for _ in 0..40 {
         let left: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'events_user_vec_%'")
