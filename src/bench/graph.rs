@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use super::Figure;
 use crate::graph::Aliases;
-use crate::graph::extract::{Discourse, extract};
+use crate::graph::extract::extract;
+use crate::graph::mention::Discourse;
 
 const SENTENCES: &[&str] = &[
     "I lead the checkout project.",

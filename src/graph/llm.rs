@@ -10,7 +10,8 @@ use serde::Deserialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::extract::{Extracted, Mention, Triple};
+use super::extract::{Extracted, Triple};
+use super::mention::Mention;
 use super::names::normalise;
 use super::{EntityType, Graph, Predicate};
 use crate::domain::{TenantId, UserId};

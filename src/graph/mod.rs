@@ -23,6 +23,7 @@
 
 pub mod extract;
 pub mod llm;
+pub mod mention;
 pub mod names;
 pub mod read;
 pub mod retrieve;

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::extract::{Mention, Triple};
+use super::extract::Triple;
+use super::mention::Mention;
 use super::names::{Aliases, normalise};
 use super::{EntityType, Exclusive, Predicate};
 use crate::domain::{TenantId, UserId};

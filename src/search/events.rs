@@ -17,11 +17,13 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
+use super::lookups::TableLookup;
 use super::terms::Terms;
 use super::when::Window;
 use super::{Parts, SearchQuery, SearchResult};
 use crate::domain::{ResultKind, Role, TenantId};
 use crate::models::Embedding;
+use crate::user_indexes::Indexed;
 
 /// What a query term found only in a neighbouring turn of the same session counts, as a
 /// share of its weight.
@@ -36,6 +38,26 @@ pub struct EventLookup<'a> {
     pub phrase: Option<Window>,
     pub candidates: usize,
     pub scan_limit: u32,
+}
+
+impl TableLookup for EventLookup<'_> {
+    const TABLE: Indexed = Indexed::Events;
+
+    fn user(&self) -> (&TenantId, &str) {
+        (self.tenant, self.query.user.as_str())
+    }
+
+    fn dims(&self) -> usize {
+        self.vector.dims()
+    }
+
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
+        EventLookup::scan(self, conn).await
+    }
+
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
+        EventLookup::indexed(self, conn).await
+    }
 }
 
 /// id, content, time, role, session, similarity, keyword share, rows scanned.

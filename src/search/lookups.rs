@@ -33,12 +33,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sqlx::PgPool;
 use sqlx::postgres::PgConnectOptions;
+use sqlx::{PgConnection, PgPool};
 
 use super::SearchResult;
-use super::events::EventLookup;
-use super::query::MemoryLookup;
 use super::terms::Terms;
 use crate::configuration::SearchSettings;
 use crate::domain::TenantId;
@@ -66,6 +64,22 @@ pub struct Lookups {
     /// Users found with more edges than `graph.scan_limit`: their walks go through the
     /// database hop by hop.
     large_graph_users: Remembered,
+}
+
+/// A lookup of a user's rows of one table, which either way can answer.
+pub(super) trait TableLookup {
+    const TABLE: Indexed;
+
+    fn user(&self) -> (&TenantId, &str);
+
+    /// The query vector's dimension.
+    fn dims(&self) -> usize;
+
+    /// The user's rows read once; `None` when there are more than `search.scan_limit`.
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>>;
+
+    /// Through the HNSW and text indexes.
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>>;
 }
 
 /// Users remembered as too large to scan, for [`LARGE_USER_TTL`].
@@ -127,35 +141,21 @@ impl Lookups {
         }
     }
 
-    /// Facts and insights: a scan, or the index way for a user with too many.
-    pub(super) async fn memories(&self, lookup: &MemoryLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
-        let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
-        let large = match self.large_users.get(tenant, user) {
-            Some(large) => large,
-            None => {
-                if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
-                    return Ok(found);
-                }
-                let dims = lookup.vector.dims();
-                let own_index = has_own_index(&self.shared_graph, Indexed::Memories, tenant, user, dims).await?;
-                self.large_users.remember(tenant, user, own_index)
-            }
+    /// A user's rows of one table: a scan, or the index way for a user with too many.
+    pub(super) async fn find<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Vec<SearchResult>> {
+        let (tenant, user) = lookup.user();
+        let remembered = match L::TABLE {
+            Indexed::Memories => &self.large_users,
+            Indexed::Events => &self.large_event_users,
         };
-        lookup.indexed(&mut *self.graph(large).acquire().await?).await
-    }
-
-    /// Raw turns: a scan, or the index way for a user with too many.
-    pub(super) async fn events(&self, lookup: &EventLookup<'_>) -> sqlx::Result<Vec<SearchResult>> {
-        let (tenant, user) = (lookup.tenant, lookup.query.user.as_str());
-        let large = match self.large_event_users.get(tenant, user) {
+        let large = match remembered.get(tenant, user) {
             Some(large) => large,
             None => {
                 if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
                     return Ok(found);
                 }
-                let dims = lookup.vector.dims();
-                let own_index = has_own_index(&self.shared_graph, Indexed::Events, tenant, user, dims).await?;
-                self.large_event_users.remember(tenant, user, own_index)
+                let own_index = has_own_index(&self.shared_graph, L::TABLE, tenant, user, lookup.dims()).await?;
+                remembered.remember(tenant, user, own_index)
             }
         };
         lookup.indexed(&mut *self.graph(large).acquire().await?).await

@@ -7,6 +7,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::events::EventLookup;
+use super::lookups::TableLookup;
 use super::relations::{self, RelationQuery};
 use super::terms::{Terms, terms};
 use super::{Lookup, Parts, SearchQuery, SearchResult, score, summaries, when};
@@ -14,6 +15,7 @@ use crate::configuration::SearchSettings;
 use crate::domain::{Kind, ResultKind, TenantId};
 use crate::memories::decay::DecayParams;
 use crate::models::{Embedding, ModelError};
+use crate::user_indexes::Indexed;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
@@ -43,7 +45,7 @@ pub async fn run(
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
         let lookup = MemoryLookup { tenant, query, vector: &vector, terms: &terms, settings, decay, now };
-        results.extend(lookups.memories(&lookup).await?);
+        results.extend(lookups.find(&lookup).await?);
     }
     if query.events {
         let lookup = EventLookup {
@@ -55,7 +57,7 @@ pub async fn run(
             candidates: candidates(query.limit, settings),
             scan_limit: settings.scan_limit,
         };
-        results.extend(lookups.events(&lookup).await?);
+        results.extend(lookups.find(&lookup).await?);
     }
     for (wanted, table) in
         [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)]
@@ -120,6 +122,26 @@ pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
 /// A candidate as both ways return it: the row, its similarity, its lexical match and
 /// its decay weight, and how many rows the scan read.
 type Row = (Uuid, Kind, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, DateTime<Utc>, f64, f64, f64, i64);
+
+impl TableLookup for MemoryLookup<'_> {
+    const TABLE: Indexed = Indexed::Memories;
+
+    fn user(&self) -> (&TenantId, &str) {
+        (self.tenant, self.query.user.as_str())
+    }
+
+    fn dims(&self) -> usize {
+        self.vector.dims()
+    }
+
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
+        MemoryLookup::scan(self, conn).await
+    }
+
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
+        MemoryLookup::indexed(self, conn).await
+    }
+}
 
 /// One search of a user's memories (facts and insights).
 pub(super) struct MemoryLookup<'a> {

@@ -182,19 +182,27 @@ async fn deleting_a_user_drops_their_own_index() {
         app.client.delete(format!("{}/admin/v1/users/alice", app.address)).bearer_auth(&admin).send().await.unwrap();
 
     assert_eq!(deleted.status(), 200);
+    assert!(
+        indexes_gone(&app, "memories_user_vec_%").await,
+        "alice's own index is still there 10 s after she was deleted"
+    );
+}
+
+/// Whether the indexes named like `pattern` and their rows are gone within 10 s (a
+/// deleted user's indexes are dropped in the background).
+async fn indexes_gone(app: &TestApp, pattern: &str) -> bool {
     for _ in 0..40 {
-        let left: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'memories_user_vec_%'")
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap();
+        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_indexes WHERE indexname LIKE $1")
+            .bind(pattern)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
         if left == 0 {
-            assert!(own_indexes(&app).await.is_empty());
-            return;
+            return own_indexes(app).await.is_empty();
         }
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    panic!("alice's own index is still there 10 s after she was deleted");
+    false
 }
 
 /// `n` raw turns for `user` with random vectors of `dims` dimensions (far from any
@@ -289,16 +297,8 @@ async fn a_user_with_many_turns_gets_an_index_of_them_searched_with_the_same_ans
         .await
         .unwrap();
     assert_eq!(deleted.status(), 200);
-    for _ in 0..40 {
-        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'events_user_vec_%'")
-            .fetch_one(&shared.db.pool)
-            .await
-            .unwrap();
-        if left == 0 {
-            assert!(own_indexes(&shared).await.is_empty());
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    }
-    panic!("ana's own index is still there 10 s after she was deleted");
+    assert!(
+        indexes_gone(&shared, "events_user_vec_%").await,
+        "ana's own index is still there 10 s after she was deleted"
+    );
 }

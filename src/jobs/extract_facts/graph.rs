@@ -11,7 +11,8 @@ use super::super::job::Unit;
 use super::super::{Counts, Models};
 use super::llm::triggers;
 use super::{Event, ExtractParams};
-use crate::graph::extract::{Discourse, Extracted, extract as by_rules};
+use crate::graph::extract::{Extracted, extract as by_rules};
+use crate::graph::mention::Discourse;
 use crate::graph::store::{Said, Writer};
 use crate::text::sentences;
 
