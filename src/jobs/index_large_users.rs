@@ -29,7 +29,7 @@ pub struct IndexParams {
     pub min_memories: i64,
     /// Users with at least this many raw turns with a vector get an index of their own over them.
     pub min_events: i64,
-    /// Indexes of this kind at most, across all tenants.
+    /// Users' own indexes at most, both kinds together, across all tenants.
     pub max_indexes: i64,
     /// `maintenance_work_mem` for a build, in MB: a graph that fits builds much faster.
     pub build_memory_mb: u32,
@@ -42,6 +42,14 @@ impl Default for IndexParams {
 }
 
 impl IndexParams {
+    /// The rows a user needs for an index of their own over `table`.
+    fn min_rows(&self, table: Indexed) -> i64 {
+        match table {
+            Indexed::Memories => self.min_memories,
+            Indexed::Events => self.min_events,
+        }
+    }
+
     pub fn check(&self) -> Result<(), String> {
         if self.min_memories < 1 {
             return Err("params.min_memories: must be at least 1".into());
@@ -81,16 +89,6 @@ pub async fn candidates(pool: &PgPool, params: &IndexParams, scope: &Scope) -> s
     users.sort();
     users.dedup();
     Ok(users)
-}
-
-impl IndexParams {
-    /// The rows a user needs for an index of their own over `table`.
-    fn min_rows(&self, table: Indexed) -> i64 {
-        match table {
-            Indexed::Memories => self.min_memories,
-            Indexed::Events => self.min_events,
-        }
-    }
 }
 
 /// The name of a user's index: a hash, as ids need not make a valid or short identifier.
