@@ -5,7 +5,7 @@
 //! - **Extraction.** `extract_facts` reads every new user message once: the rules of
 //!   [`extract`] (English and Chinese) find relations without an LLM; with one, the
 //!   `extract_graph` prompt does ([`llm`]), its answers checked like facts'.
-//! - **Resolution** ([`store::resolve`]): a name is an entity already known by its
+//! - **Resolution** ([`resolve`]): a name is an entity already known by its
 //!   normal form, then by an alias (shipped in [`names`], extended by `graph.aliases`),
 //!   then by embedding similarity within its type (`graph.merge_similarity`), never
 //!   across two different technologies or names that differ in a letter or number
@@ -24,10 +24,15 @@
 pub mod extract;
 pub mod llm;
 pub mod mention;
+pub mod merge;
 pub mod names;
 pub mod read;
+mod relate;
+mod resolve;
 pub mod retrieve;
 pub mod store;
+
+pub use relate::kind_label;
 
 use serde::{Deserialize, Serialize};
 

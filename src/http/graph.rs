@@ -13,8 +13,8 @@ use super::openapi::ErrorBody;
 use super::state::AppState;
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
+use crate::graph::merge::{self, RestoreError};
 use crate::graph::read::{self, Entity, GraphChange, Relation};
-use crate::graph::store::{self, RestoreError};
 use crate::graph::{EntityType, Graph};
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -212,7 +212,7 @@ async fn restore_entity(
     let (user, id) = (user_of(user)?, entity_id(&id)?);
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     let change = crate::memories::Change::by(format!("key:{}", principal.key_id), None, "restored by an admin");
-    store::restore(&mut tx, &principal.tenant, &user, id, &change).await.map_err(|err| match err {
+    merge::restore(&mut tx, &principal.tenant, &user, id, &change).await.map_err(|err| match err {
         RestoreError::NotFound => ApiError::NotFound(format!("no entity {id} for this user")),
         RestoreError::NotMerged | RestoreError::NameTaken => ApiError::Conflict(err.to_string()),
         RestoreError::Database(err) => err.into(),

@@ -10,7 +10,7 @@
 //! A merge keeps the older memory (max importance, union of sources, summed accesses)
 //! and marks the other `merged`, with history rows for both. Graph entities created
 //! since the last run are merged into their nearest older one of the same type when
-//! their names are alike and not told apart (see [`crate::graph::store::merge_duplicates`]).
+//! their names are alike and not told apart (see [`crate::graph::merge::merge_duplicates`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -147,7 +147,7 @@ pub async fn run_unit(
     let change = unit.change("the same entity under another name");
     let threshold = models.graph.settings.merge_similarity;
     let entities =
-        crate::graph::store::merge_duplicates(conn, unit.tenant, unit.user, since, threshold, &change).await?;
+        crate::graph::merge::merge_duplicates(conn, unit.tenant, unit.user, since, threshold, &change).await?;
     counts.add("entities_merged", entities);
     Ok(counts)
 }

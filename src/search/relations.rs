@@ -87,7 +87,7 @@ pub async fn search(
 /// What a relation's keyword share is counted in: its line, its sentence and, for a
 /// technology, its kind.
 fn match_text(r: &Reached) -> String {
-    format!("{}\n{}{}", retrieve::relation_line(r), r.fact, crate::graph::store::kind_label(&r.object))
+    format!("{}\n{}{}", retrieve::relation_line(r), r.fact, crate::graph::kind_label(&r.object))
 }
 
 /// The keyword share of `text`: the weights of the terms it contains (the weights sum to 1).
