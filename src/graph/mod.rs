@@ -26,6 +26,7 @@ pub mod llm;
 pub mod mention;
 pub mod merge;
 pub mod names;
+mod patterns;
 pub mod read;
 mod relate;
 mod resolve;

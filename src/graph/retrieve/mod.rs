@@ -1,0 +1,176 @@
+//! Graph retrieval: which entities a lookup starts from, the bounded walk from them,
+//! and each relation reached as a result on search's scale.
+//!
+//! ```text
+//! seeds  = entities named in the query: by normal form or alias (weight 1), by trigram
+//!          similarity ≥ graph.name_similarity (that similarity), or, when none is named,
+//!          by embedding ≥ graph.seed_similarity (that similarity); and the entities of
+//!          the relations stated in the turns of the best results (weight hop_decay)
+//! walk   = breadth first from the seeds, both directions, at most graph.max_depth hops,
+//!          the most recent graph.fan_out edges of each entity at the first hop, half as
+//!          many at the second, a quarter at the third (farther is less relevant and costs
+//!          more), until graph.max_relations are reached; each relation by its shortest
+//!          path from the surest seed
+//! graph  = seed weight × hop_decay^(hop − 1)
+//! ```
+//!
+//! Where the walk reads edges: a user with at most `graph.scan_limit` edges has them
+//! all read once, in the statement that finds the seeds (one index-only scan), and
+//! walked in memory; a user with more is walked through the database one hop per
+//! statement, each entity's most recent edges through `relations_subject` and
+//! `relations_object`. Then one statement reads the relations reached.
+//!
+//! A relation is scored on search's scale (see [`crate::search`]). What the query asks of
+//! the entities it names is the query without their names ([`residual`]: "张伟用的什么
+//! 数据库" asks of 张伟's relations which one is about a database): a relation's
+//! similarity is the mean of its similarity to the query and to that, and its keyword
+//! share is of that. Its tier is `graph.relation_weight × (1 + graph) / 2`.
+//!
+//! [`seeds`] finds where a walk starts, [`walk`] walks; this module reads what it reached.
+
+mod seeds;
+mod walk;
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::line;
+use crate::domain::TenantId;
+use crate::models::Embedding;
+
+pub use seeds::{Seed, Start, names_in, residual, start};
+pub use walk::{Edge, Step, walk};
+
+/// Which relations a walk may follow: those that hold now, or at `as_of` (`$as_of`; the
+/// ones superseded since included).
+fn validity(as_of: bool, param: &str) -> String {
+    match as_of {
+        true => format!(
+            "r.status IN ('active', 'superseded') AND r.valid_from <= {param} AND (r.valid_to IS NULL OR r.valid_to > {param})"
+        ),
+        false => format!("r.status = 'active' AND {param}::timestamptz IS NULL"),
+    }
+}
+
+/// One relation a walk reached.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Reached {
+    pub id: Uuid,
+    pub subject_id: Uuid,
+    pub subject: String,
+    pub predicate: String,
+    pub object_id: Uuid,
+    pub object: String,
+    pub fact: String,
+    pub valid_from: DateTime<Utc>,
+    pub valid_to: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+    pub source_event_ids: Vec<Uuid>,
+    /// Hops from the seed (1 for an edge of the seed itself).
+    #[sqlx(skip)]
+    pub hop: i32,
+    /// The relations from the seed to this one, this one last.
+    #[sqlx(skip)]
+    pub path: Vec<Uuid>,
+    /// The entity the path starts at.
+    #[sqlx(skip)]
+    pub start: Uuid,
+    /// The seed's weight.
+    #[sqlx(skip)]
+    pub weight: f64,
+    /// The mean cosine similarity of the relation to the query and to what it asks of
+    /// the entities it names (0 without query vectors).
+    pub similarity: f64,
+}
+
+/// The relations `steps` reached, in their order, with their similarity to `vectors`
+/// (the query and what it asks of the entities it names); the entities' names from
+/// `names` when the lookup read them, else from `entities`.
+pub async fn relations(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    steps: &[Step],
+    vectors: Option<(&Embedding, &Embedding)>,
+    names: Option<&HashMap<Uuid, String>>,
+) -> sqlx::Result<Vec<Reached>> {
+    if steps.is_empty() {
+        return Ok(Vec::new());
+    }
+    let similarity = match vectors {
+        Some((v, _)) => format!(
+            "CASE WHEN r.embedding_dims = {dims}
+                  THEN 1 - ((r.embedding::halfvec({dims}) <=> $3::halfvec({dims}))
+                            + (r.embedding::halfvec({dims}) <=> $4::halfvec({dims}))) / 2 ELSE 0 END",
+            dims = v.dims()
+        ),
+        None => "0".to_owned(),
+    };
+    let (named, joins) = match names {
+        Some(_) => ("''::text AS subject, ''::text AS object", ""),
+        None => (
+            "s.name AS subject, o.name AS object",
+            "JOIN entities s ON s.tenant_id = $1 AND s.id = r.subject_id
+             JOIN entities o ON o.tenant_id = $1 AND o.id = r.object_id",
+        ),
+    };
+    let sql = format!(
+        "SELECT r.id, r.subject_id, r.predicate, r.object_id, r.fact, {named},
+                r.valid_from, r.valid_to, r.updated_at, r.source_event_ids, ({similarity})::float8 AS similarity
+           FROM relations r {joins}
+          WHERE r.tenant_id = $1 AND r.id = ANY($2)"
+    );
+    let ids: Vec<Uuid> = steps.iter().map(|s| s.relation).collect();
+    let found: Vec<Reached> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.as_str())
+        .bind(&ids)
+        .bind(vectors.map(|(v, _)| v.to_pgvector()))
+        .bind(vectors.map(|(_, v)| v.to_pgvector()))
+        .fetch_all(conn)
+        .await?;
+    let mut by_id: HashMap<Uuid, Reached> = found.into_iter().map(|r| (r.id, r)).collect();
+    Ok(steps
+        .iter()
+        .filter_map(|step| {
+            let mut r = by_id.remove(&step.relation)?;
+            if let Some(names) = names {
+                r.subject = names.get(&r.subject_id).cloned().unwrap_or_default();
+                r.object = names.get(&r.object_id).cloned().unwrap_or_default();
+            }
+            r.hop = step.hop;
+            r.path = step.path.clone();
+            r.start = step.start;
+            r.weight = step.weight;
+            Some(r)
+        })
+        .collect())
+}
+
+/// The chain from a relation's seed to it: `张伟 —colleague→ 李明 —leads→ 电商项目`.
+pub fn chain(reached: &Reached, all: &HashMap<Uuid, &Reached>) -> String {
+    let mut at = reached.start;
+    let mut text = String::new();
+    for id in &reached.path {
+        let Some(r) = all.get(id).copied().or((*id == reached.id).then_some(reached)) else {
+            return relation_line(reached);
+        };
+        let forward = r.subject_id == at;
+        if text.is_empty() {
+            text.push_str(if forward { &r.subject } else { &r.object });
+        }
+        if forward {
+            text.push_str(&format!(" —{}→ {}", r.predicate, r.object));
+            at = r.object_id;
+        } else {
+            text.push_str(&format!(" ←{}— {}", r.predicate, r.subject));
+            at = r.subject_id;
+        }
+    }
+    text
+}
+
+pub fn relation_line(r: &Reached) -> String {
+    line(&r.subject, &r.predicate, &r.object)
+}

@@ -1,0 +1,282 @@
+//! Where a walk starts: the entities a query names (by name, alias, trigram or
+//! embedding) and those of the best results' turns, read in one statement with the
+//! user's edges when they are few.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, PgPool, Postgres};
+use uuid::Uuid;
+
+use super::validity;
+use super::walk::Edge;
+use crate::domain::{TenantId, UserId};
+use crate::graph::GraphSettings;
+use crate::graph::names::{Aliases, normalise};
+use crate::models::Embedding;
+
+/// An entity a walk starts from, and how surely the query means it (0..1).
+#[derive(Debug, Clone, Copy)]
+pub struct Seed {
+    pub entity: Uuid,
+    pub weight: f64,
+}
+/// Where a lookup's walk starts, and the user's edges when they were few enough to read.
+#[derive(Debug, Default)]
+pub struct Start {
+    pub seeds: Vec<Seed>,
+    /// The names (normal forms, aliases, first names) of the seeds named in full.
+    pub names: Vec<String>,
+    /// All the user's edges that hold (now or at `as_of`); `None` when there are more
+    /// than `graph.scan_limit`, or they were not asked for.
+    pub edges: Option<Vec<Edge>>,
+    /// The names of all the user's entities, read with the edges (`None` with them).
+    pub entity_names: Option<HashMap<Uuid, String>>,
+}
+
+/// The query without the names (and aliases) of the entities it names: what it asks of them.
+pub fn residual(query: &str, names: &[String]) -> String {
+    let mut rest = query.to_lowercase();
+    let mut names: Vec<&String> = names.iter().filter(|n| !n.is_empty()).collect();
+    names.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
+    for name in names {
+        rest = rest.replace(&format!("{name}'s"), " ").replace(name.as_str(), " ");
+    }
+    let rest = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+    if rest.chars().filter(|c| c.is_alphanumeric()).count() < 2 { query.to_owned() } else { rest }
+}
+
+/// The candidate names in a query: its words and runs of up to three words, every two to
+/// six characters of unspaced (CJK) text, and the canonical names of the aliases among them.
+pub fn names_in(query: &str, aliases: &Aliases) -> Vec<String> {
+    let lower = query.to_lowercase().replace('’', "'");
+    let mut names: Vec<String> = Vec::new();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '+' | '#' | '.' | '-' | '\'')))
+        .map(|w| w.strip_suffix("'s").unwrap_or(w).trim_matches(['.', '\'', '-']))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for n in 1..=3 {
+        for window in words.windows(n) {
+            names.push(window.join(" "));
+        }
+    }
+    let han: Vec<char> = lower.chars().collect();
+    let mut run = Vec::new();
+    for c in han.iter().copied().chain(std::iter::once(' ')) {
+        if ('\u{4e00}'..='\u{9fff}').contains(&c) {
+            run.push(c);
+            continue;
+        }
+        for len in 2..=6.min(run.len()) {
+            for start in 0..=run.len() - len {
+                names.push(run[start..start + len].iter().collect());
+            }
+        }
+        run.clear();
+    }
+    let canonical: Vec<String> = names.iter().filter_map(|n| aliases.canonical(n)).map(normalise).collect();
+    names.extend(canonical);
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// What the names of an entity are matched by in a query: its normal form, its aliases
+/// and its first word (a person's first name).
+const NAMES: &str = "aliases || norm_name || split_part(norm_name, ' ', 1)";
+/// The entities a lookup starts from (see the module documentation), and with
+/// `scan_edges` the user's edges and entity names when they are at most
+/// `graph.scan_limit`, in one statement on `conn` (plans cached). For a user with more,
+/// a misspelt name and the relations of the best results' turns are looked up on a
+/// connection of `planned`, which plans each statement for its values: a generic plan
+/// reads all of a large user's entities or relations for them.
+#[allow(clippy::too_many_arguments)]
+pub async fn start(
+    conn: &mut PgConnection,
+    planned: &PgPool,
+    tenant: &TenantId,
+    user: &UserId,
+    query: &str,
+    vector: Option<&Embedding>,
+    from_events: &[Uuid],
+    as_of: Option<DateTime<Utc>>,
+    scan_edges: bool,
+    aliases: &Aliases,
+    settings: &GraphSettings,
+) -> sqlx::Result<Start> {
+    let names = names_in(query, aliases);
+    // Names and aliases, each branch through its own index; the edges through
+    // `relations_edges` and the entities' names through `entities_listing`, index-only.
+    // A row is a seed (`kind` 0, with its names), an edge (1) or an entity's name (2).
+    let sql = format!(
+        "WITH named AS (
+            SELECT id, {NAMES} AS names FROM entities
+             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = ANY($3)
+            UNION
+            SELECT id, {NAMES} FROM entities
+             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND aliases && $3
+         ), edges AS (
+            SELECT r.id, r.subject_id, r.object_id, r.valid_from, r.source_event_ids && $4 AS stated FROM relations r
+             WHERE r.tenant_id = $1 AND r.user_id = $2 AND {validity} AND $6 LIMIT $5
+         ), entity_names AS (
+            SELECT id, name FROM entities
+             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND $6 LIMIT $5
+         )
+         SELECT 0::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, names, NULL::text FROM named
+         UNION ALL
+         SELECT 1::int2, id, subject_id, object_id, valid_from, stated, NULL::text[], NULL::text FROM edges
+         UNION ALL
+         SELECT 2::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, NULL::text[], name FROM entity_names",
+        validity = validity(as_of.is_some(), "$7")
+    );
+    type Row =
+        (i16, Uuid, Option<Uuid>, Option<Uuid>, Option<DateTime<Utc>>, bool, Option<Vec<String>>, Option<String>);
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(&names)
+        .bind(from_events)
+        .bind(settings.scan_limit + 1)
+        .bind(scan_edges)
+        .bind(as_of)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut found: Vec<(Uuid, f64)> = Vec::new();
+    let mut seed_names: Vec<String> = Vec::new();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut stated: Vec<(Uuid, f64)> = Vec::new();
+    let mut entity_names: HashMap<Uuid, String> = HashMap::new();
+    for (kind, id, subject, object, valid_from, was_stated, row_names, name) in rows {
+        match (kind, subject, object, valid_from) {
+            (1, Some(subject_id), Some(object_id), Some(valid_from)) => {
+                if was_stated {
+                    stated.extend([(subject_id, settings.hop_decay), (object_id, settings.hop_decay)]);
+                }
+                edges.push(Edge { id, subject_id, object_id, valid_from });
+            }
+            (2, ..) => {
+                entity_names.insert(id, name.unwrap_or_default());
+            }
+            _ => {
+                found.push((id, 1.0));
+                seed_names.extend(row_names.unwrap_or_default());
+            }
+        }
+    }
+    let within = |n: usize| scan_edges && n as i64 <= settings.scan_limit;
+    let entity_names = (within(edges.len()) && within(entity_names.len())).then_some(entity_names);
+    let edges = within(edges.len()).then_some(edges);
+    // A person by their first name ("Sam" for Sam Carter), or a misspelt name
+    // ("Postgress"), only when the query names none in full: a user with many alike
+    // names would otherwise match them all.
+    if found.is_empty() {
+        let sql = format!(
+            "SELECT id, {NAMES} FROM entities
+              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
+                AND split_part(norm_name, ' ', 1) = ANY($3)
+              LIMIT 8"
+        );
+        let people: Vec<(Uuid, Vec<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(&names)
+            .fetch_all(&mut *conn)
+            .await?;
+        for (id, names) in people {
+            found.push((id, 1.0));
+            seed_names.extend(names);
+        }
+    }
+    let mut own = None;
+    let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
+    if found.is_empty() && !long.is_empty() {
+        let conn = match edges {
+            Some(_) => &mut *conn,
+            None => for_values(&mut own, planned).await?,
+        };
+        found.extend(
+            sqlx::query_as::<_, (Uuid, f64)>(
+                "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest($3::text[]) w
+                  WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
+                  GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $4 ORDER BY s DESC LIMIT 8",
+            )
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(&long)
+            .bind(settings.name_similarity as f64)
+            .fetch_all(&mut *conn)
+            .await?,
+        );
+    }
+    let named = !found.is_empty();
+    found.extend(stated);
+    if edges.is_none() && !from_events.is_empty() {
+        let custom = for_values(&mut own, planned).await?;
+        found.extend(
+            sqlx::query_as::<_, (Uuid, f64)>(
+                "SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $3::float8 FROM relations
+                  WHERE tenant_id = $1 AND source_event_ids && $2 AND status = 'active' AND user_id = $4",
+            )
+            .bind(tenant.as_str())
+            .bind(from_events)
+            .bind(settings.hop_decay)
+            .bind(user.as_str())
+            .fetch_all(custom)
+            .await?,
+        );
+    }
+    if !named && let Some(vector) = vector {
+        let dims = vector.dims();
+        let sql = format!(
+            "SELECT id, (1 - (embedding::halfvec({dims}) <=> $3::halfvec({dims})))::float8 AS s FROM entities
+              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = {dims}
+              ORDER BY embedding::halfvec({dims}) <=> $3::halfvec({dims}) LIMIT 3"
+        );
+        let near: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(vector.to_pgvector())
+            .fetch_all(&mut *conn)
+            .await?;
+        found.extend(near.into_iter().filter(|(_, s)| *s >= settings.seed_similarity as f64));
+    }
+    let mut best: HashMap<Uuid, f64> = HashMap::new();
+    for (entity, weight) in found {
+        let slot = best.entry(entity).or_insert(0.0);
+        *slot = slot.max(weight);
+    }
+    let mut seeds: Vec<Seed> = best.into_iter().map(|(entity, weight)| Seed { entity, weight }).collect();
+    seeds.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.entity.cmp(&b.entity)));
+    seeds.truncate(8);
+    seed_names.sort();
+    seed_names.dedup();
+    Ok(Start { seeds, names: seed_names, edges, entity_names })
+}
+
+/// The connection in `slot`, taken from `pool` (planning each statement for its values) the first time.
+async fn for_values<'a>(
+    slot: &'a mut Option<PoolConnection<Postgres>>,
+    pool: &PgPool,
+) -> sqlx::Result<&'a mut PgConnection> {
+    let conn = match slot.take() {
+        Some(conn) => conn,
+        None => pool.acquire().await?,
+    };
+    Ok(&mut **slot.insert(conn))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_names_its_words_runs_and_aliases() {
+        let names = names_in("张伟用的什么数据库？", &Aliases::default());
+        assert!(names.contains(&"张伟".to_owned()));
+        let names = names_in("Which database does the billing service use with PG?", &Aliases::default());
+        assert!(names.contains(&"billing service".to_owned()));
+        assert!(names.contains(&"postgresql".to_owned()), "the alias's canonical name: {names:?}");
+    }
+}

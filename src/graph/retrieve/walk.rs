@@ -1,0 +1,240 @@
+//! The bounded breadth-first walk from the seeds: in memory over the user's edges when
+//! they were read, else through the database one hop per statement.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::seeds::Seed;
+use super::validity;
+use crate::domain::{TenantId, UserId};
+use crate::graph::GraphSettings;
+
+/// An edge as a walk follows it.
+#[derive(Debug, Clone, Copy, sqlx::FromRow)]
+pub struct Edge {
+    pub id: Uuid,
+    pub subject_id: Uuid,
+    pub object_id: Uuid,
+    pub valid_from: DateTime<Utc>,
+}
+
+impl Edge {
+    fn other(&self, node: Uuid) -> Uuid {
+        if self.subject_id == node { self.object_id } else { self.subject_id }
+    }
+}
+
+/// A relation a walk reached, and how.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub relation: Uuid,
+    /// Hops from the seed (1 for an edge of the seed itself).
+    pub hop: i32,
+    /// The relations from the seed to this one, this one last.
+    pub path: Vec<Uuid>,
+    /// The entity the path starts at.
+    pub start: Uuid,
+    /// The seed's weight.
+    pub weight: f64,
+    valid_from: DateTime<Utc>,
+}
+
+/// A path being walked: where it is, how far it came and from which seed.
+struct Walker {
+    node: Uuid,
+    path: Vec<Uuid>,
+    start: Uuid,
+    weight: f64,
+}
+
+/// The walk from `seeds` (see the module documentation): at most `depth` hops, through
+/// `edges` when the user's were read, else through the database; nearest hops first,
+/// then surest seeds, then most recent.
+#[allow(clippy::too_many_arguments)]
+pub async fn walk(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    seeds: &[Seed],
+    depth: u8,
+    settings: &GraphSettings,
+    as_of: Option<DateTime<Utc>>,
+    edges: Option<&[Edge]>,
+) -> sqlx::Result<Vec<Step>> {
+    let loaded = edges.map(adjacency);
+    let mut frontier: Vec<Walker> =
+        seeds.iter().map(|s| Walker { node: s.entity, path: Vec::new(), start: s.entity, weight: s.weight }).collect();
+    // The surest weight each entity was walked on from: a later path from a seed no
+    // surer adds nothing the earlier did not.
+    let mut walked: HashMap<Uuid, f64> = HashMap::new();
+    let mut reached: HashMap<Uuid, Step> = HashMap::new();
+    for hop in 0..depth as i32 {
+        frontier.retain(|w| {
+            let done = walked.get(&w.node).is_some_and(|weight| *weight >= w.weight);
+            if !done {
+                walked.insert(w.node, w.weight);
+            }
+            !done
+        });
+        if frontier.is_empty() {
+            break;
+        }
+        let limit = (settings.fan_out as f64 / f64::from(1 << hop)).ceil() as usize;
+        let mut nodes: Vec<Uuid> = frontier.iter().map(|w| w.node).collect();
+        nodes.sort();
+        nodes.dedup();
+        let fetched;
+        let adjacent: &HashMap<Uuid, Vec<Edge>> = match &loaded {
+            Some(by_node) => by_node,
+            None => {
+                fetched = edges_of(conn, tenant, user, &nodes, limit + 1, as_of).await?;
+                &fetched
+            }
+        };
+        let mut next = expand(&frontier, adjacent, hop, limit, &mut reached);
+        if reached.len() as i64 >= settings.max_relations {
+            break;
+        }
+        next.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        frontier = next;
+    }
+    let mut steps: Vec<Step> = reached.into_values().collect();
+    steps.sort_by(|a, b| {
+        (a.hop.cmp(&b.hop).then(b.weight.total_cmp(&a.weight)))
+            .then(b.valid_from.cmp(&a.valid_from))
+            .then(a.relation.cmp(&b.relation))
+    });
+    steps.truncate(settings.max_relations.max(0) as usize);
+    Ok(steps)
+}
+
+/// Each entity's edges, both directions, most recent first.
+fn adjacency(edges: &[Edge]) -> HashMap<Uuid, Vec<Edge>> {
+    let mut by_node: HashMap<Uuid, Vec<Edge>> = HashMap::new();
+    for edge in edges {
+        by_node.entry(edge.subject_id).or_default().push(*edge);
+        by_node.entry(edge.object_id).or_default().push(*edge);
+    }
+    for list in by_node.values_mut() {
+        list.sort_by(|a, b| b.valid_from.cmp(&a.valid_from).then(a.id.cmp(&b.id)));
+    }
+    by_node
+}
+
+/// One hop: each walker's `limit` most recent edges not on its path; the relations they
+/// reach are kept by the surest seed, then the fewest hops. Returns the walkers one hop on.
+fn expand(
+    frontier: &[Walker],
+    adjacent: &HashMap<Uuid, Vec<Edge>>,
+    hop: i32,
+    limit: usize,
+    reached: &mut HashMap<Uuid, Step>,
+) -> Vec<Walker> {
+    let mut next = Vec::new();
+    for walker in frontier {
+        let Some(edges) = adjacent.get(&walker.node) else { continue };
+        for edge in edges.iter().filter(|e| !walker.path.contains(&e.id)).take(limit) {
+            let mut path = walker.path.clone();
+            path.push(edge.id);
+            if reached.get(&edge.id).is_none_or(|known| known.weight < walker.weight) {
+                let step = Step {
+                    relation: edge.id,
+                    hop: hop + 1,
+                    path: path.clone(),
+                    start: walker.start,
+                    weight: walker.weight,
+                    valid_from: edge.valid_from,
+                };
+                reached.insert(edge.id, step);
+            }
+            next.push(Walker { node: edge.other(walker.node), path, start: walker.start, weight: walker.weight });
+        }
+    }
+    next
+}
+
+/// The most recent `limit` edges of each of `nodes` (both directions) that hold now or at `as_of`.
+async fn edges_of(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    nodes: &[Uuid],
+    limit: usize,
+    as_of: Option<DateTime<Utc>>,
+) -> sqlx::Result<HashMap<Uuid, Vec<Edge>>> {
+    let sql = format!(
+        "SELECT n.node, e.id, e.subject_id, e.object_id, e.valid_from FROM unnest($3::uuid[]) n(node)
+          CROSS JOIN LATERAL (
+            SELECT * FROM (
+                (SELECT r.id, r.subject_id, r.object_id, r.valid_from FROM relations r
+                  WHERE r.tenant_id = $1 AND r.subject_id = n.node AND r.user_id = $2 AND {validity}
+                  ORDER BY r.valid_from DESC LIMIT $4)
+                UNION ALL
+                (SELECT r.id, r.subject_id, r.object_id, r.valid_from FROM relations r
+                  WHERE r.tenant_id = $1 AND r.object_id = n.node AND r.user_id = $2 AND {validity}
+                  ORDER BY r.valid_from DESC LIMIT $4)
+            ) both_ways ORDER BY valid_from DESC LIMIT $4
+          ) e",
+        validity = validity(as_of.is_some(), "$5")
+    );
+    let rows: Vec<(Uuid, Uuid, Uuid, Uuid, DateTime<Utc>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(nodes)
+        .bind(limit as i64)
+        .bind(as_of)
+        .fetch_all(conn)
+        .await?;
+    let mut by_node: HashMap<Uuid, Vec<Edge>> = HashMap::new();
+    for (node, id, subject_id, object_id, valid_from) in rows {
+        by_node.entry(node).or_default().push(Edge { id, subject_id, object_id, valid_from });
+    }
+    Ok(by_node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(id: u128, subject: u128, object: u128, days_ago: i64) -> Edge {
+        let (id, subject_id, object_id) = (Uuid::from_u128(id), Uuid::from_u128(subject), Uuid::from_u128(object));
+        Edge { id, subject_id, object_id, valid_from: Utc::now() - chrono::Duration::days(days_ago) }
+    }
+
+    #[test]
+    fn a_hop_follows_the_most_recent_edges_both_ways_and_not_back() {
+        // 1 —10→ 2, 3 —11→ 1 (older), 1 —12→ 4 (oldest); 2 —13→ 5.
+        let edges = [edge(10, 1, 2, 1), edge(11, 3, 1, 2), edge(12, 1, 4, 3), edge(13, 2, 5, 0)];
+        let adjacent = adjacency(&edges);
+        let seed = Uuid::from_u128(1);
+        let mut reached = HashMap::new();
+        let first = [Walker { node: seed, path: Vec::new(), start: seed, weight: 1.0 }];
+        let next = expand(&first, &adjacent, 0, 2, &mut reached);
+        let mut ids: Vec<u128> = reached.keys().map(|id| id.as_u128()).collect();
+        ids.sort();
+        assert_eq!(ids, [10, 11], "the two most recent of the seed's three edges, the incoming one too");
+        assert_eq!(next.iter().map(|w| w.node.as_u128()).collect::<Vec<_>>(), [2, 3]);
+        let then = expand(&next, &adjacent, 1, 1, &mut reached);
+        assert_eq!(reached[&Uuid::from_u128(13)].path, [Uuid::from_u128(10), Uuid::from_u128(13)]);
+        assert_eq!(reached[&Uuid::from_u128(13)].hop, 2);
+        assert!(then.iter().all(|w| w.node != seed), "no walker goes back along the edge it came by");
+    }
+
+    #[test]
+    fn a_relation_is_kept_as_the_surest_seed_reaches_it() {
+        let edges = [edge(10, 1, 2, 1)];
+        let adjacent = adjacency(&edges);
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let mut reached = HashMap::new();
+        let walkers = [
+            Walker { node: a, path: Vec::new(), start: a, weight: 0.8 },
+            Walker { node: b, path: Vec::new(), start: b, weight: 1.0 },
+        ];
+        expand(&walkers, &adjacent, 0, 10, &mut reached);
+        let step = &reached[&Uuid::from_u128(10)];
+        assert_eq!((step.start, step.weight), (b, 1.0));
+    }
+}
