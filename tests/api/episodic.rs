@@ -67,6 +67,27 @@ const CHATTER: &[(&str, &str)] = &[
 ];
 
 #[tokio::test]
+async fn a_rare_word_of_the_query_counts_for_more_than_one_said_in_every_turn() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let calls: Vec<String> = (0..12).map(|i| format!("Caroline called me again, call number {i}.")).collect();
+    let calls: Vec<(&str, &str)> = calls.iter().map(|c| ("user", c.as_str())).collect();
+    let called = session(&app, &key, "mel", "calls", 2, &calls).await;
+    let pottery = session(&app, &key, "mel", "crafts", 1, &[("user", "I signed up for a pottery class.")]).await;
+
+    let found =
+        turns(&app, &key, json!({"user_id": "mel", "query": "Caroline pottery", "explain": true, "limit": 20})).await;
+    let keyword = |id: &str| {
+        let result = found.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{id} not found: {found:?}"));
+        result["explanation"]["keyword"].as_f64().unwrap()
+    };
+    let (rare, common) = (keyword(&pottery[0]), keyword(&called[5]));
+    // Said in 12 of the user's 13 turns, "Caroline" tells little; "pottery", said once, much.
+    assert!(rare > 0.8 && common < 0.2, "pottery {rare}, Caroline {common}");
+    assert!((rare + common - 1.0).abs() < 1e-9, "the weights sum to 1: {rare} + {common}");
+}
+
+#[tokio::test]
 async fn an_old_decision_is_found_as_a_raw_turn_with_its_time_role_and_session() {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
