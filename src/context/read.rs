@@ -12,10 +12,9 @@ use crate::search::SearchResult;
 /// time it was stated.
 pub(super) fn dated(result: SearchResult) -> Candidate {
     let at = result.created_at.or(result.parts.span.map(|(start, _)| start));
-    let content = match (result.role, at) {
-        (Some(role), Some(at)) => said(at, Some(role), &result.content),
-        (None, Some(at)) => said(at, None, &result.content),
-        (_, None) => result.content,
+    let content = match at {
+        Some(at) => said(at, result.role, &result.content),
+        None => result.content,
     };
     Candidate { id: result.id, kind: result.kind, content }
 }

@@ -84,10 +84,9 @@ pub async fn restore(
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?;
-    let Some((status, Some(into), norm_name)) = merged.clone().filter(|(s, ..)| s == "merged") else {
+    let Some((_, Some(into), norm_name)) = merged.clone().filter(|(s, ..)| s == "merged") else {
         return Err(if merged.is_none() { RestoreError::NotFound } else { RestoreError::NotMerged });
     };
-    let _ = status;
     let after: Option<Value> = sqlx::query_scalar(
         "SELECT after FROM graph_history WHERE tenant_id = $1 AND entity_id = $2 AND action = 'merged'
           ORDER BY created_at DESC LIMIT 1",
