@@ -217,8 +217,7 @@ fn ago(n: i64, unit: &str, now: DateTime<Utc>) -> Option<Window> {
 
 /// The week (Monday to Sunday) `back` weeks before this one.
 fn week(today: NaiveDate, back: i64) -> Window {
-    let monday = today - Duration::days(today.weekday().num_days_from_monday() as i64) - Duration::weeks(back);
-    Window::days(monday, 7)
+    Window::days(monday(today) - Duration::weeks(back), 7)
 }
 
 /// Saturday and Sunday of the week `back` weeks before this one.
@@ -247,27 +246,51 @@ fn find(text: &str, now: DateTime<Utc>) -> Option<(Window, String)> {
 }
 
 /// For a text said at `said` with a relative time phrase ("yesterday", "last week",
-/// "三天前"), the phrase and the time it meant: `yesterday = Sun 7 May 2023`. `None`
-/// when the text has no phrase or only absolute ones (a date means itself).
+/// "三天前"), the phrase and the time it meant, anchored to the day it was said when the
+/// phrase counts back from it: `last Friday = the Friday before 15 July 2023, Fri 14 July
+/// 2023`. `None` when the text has no phrase or only absolute ones (a date means itself).
 pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
     let (window, phrase) = find(text, said)?;
     let later = find(text, said + Duration::days(400)).map(|(w, _)| w);
     if later == Some(window) {
         return None;
     }
-    let day = |at: DateTime<Utc>| at.format("%a %-d %B %Y").to_string();
-    let days = (window.until - window.since).num_days();
+    let day = |at: NaiveDate| at.format("%a %-d %B %Y").to_string();
+    let anchor = said.format("%-d %B %Y");
+    let today = said.date_naive();
     let (starts, ends) = (window.since.date_naive(), (window.until - Duration::seconds(1)).date_naive());
-    let meant = match days {
-        1 => day(window.since),
-        2 => format!("the weekend of {}", day(window.since)),
-        7 => format!("the week of {}", day(window.since)),
+    // Whole weeks between the window's week and the week it was said in.
+    let weeks_back = (monday(today) - monday(starts)).num_days() / 7;
+    let before = |unit: &str, units: &str| match weeks_back {
+        0 => format!("the {unit} of {anchor}"),
+        1 => format!("the {unit} before {anchor}"),
+        n => format!("{} {units} before {anchor}", counted(n)),
+    };
+    let meant = match (ends - starts).num_days() + 1 {
+        // "last Friday": which Friday is clearest counted from the day it was said.
+        1 if phrase.split_whitespace().last().and_then(weekday).is_some() => {
+            format!("the {} before {anchor}, {}", starts.format("%A"), day(starts))
+        }
+        1 => day(starts),
+        2 => format!("{}, {} and {}", before("weekend", "weekends"), day(starts), day(ends)),
+        7 => format!("{}, {} to {}", before("week", "weeks"), day(starts), day(ends)),
         // A calendar month or year; "recently" (the 30 days up to now) is neither.
         28..=31 if starts.day() == 1 && ends.month() == starts.month() => window.since.format("%B %Y").to_string(),
         365 | 366 if starts.ordinal() == 1 && ends.year() == starts.year() => window.since.format("%Y").to_string(),
-        _ => format!("since {}", day(window.since)),
+        _ => format!("since {}", day(starts)),
     };
     Some(format!("{phrase} = {meant}"))
+}
+
+fn monday(day: NaiveDate) -> NaiveDate {
+    day - Duration::days(day.weekday().num_days_from_monday() as i64)
+}
+
+/// A count as a word, as a phrase says it: "two weeks before".
+fn counted(n: i64) -> String {
+    const WORDS: [&str; 13] =
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    usize::try_from(n).ok().and_then(|n| WORDS.get(n)).map_or_else(|| n.to_string(), |w| (*w).to_owned())
 }
 
 #[cfg(test)]
@@ -326,7 +349,22 @@ mod tests {
             annotate("I went to a support group yesterday.", said).as_deref(),
             Some("yesterday = Sun 7 May 2023")
         );
-        assert_eq!(annotate("We moved last week", said).as_deref(), Some("last week = the week of Mon 1 May 2023"));
+        assert_eq!(
+            annotate("We moved last week", said).as_deref(),
+            Some("last week = the week before 8 May 2023, Mon 1 May 2023 to Sun 7 May 2023")
+        );
+        assert_eq!(
+            annotate("I finished it last Friday!", at("2023-07-15T10:00:00Z")).as_deref(),
+            Some("last Friday = the Friday before 15 July 2023, Fri 14 July 2023")
+        );
+        assert_eq!(
+            annotate("We went camping two weeks ago", at("2023-08-11T10:00:00Z")).as_deref(),
+            Some("two weeks ago = two weeks before 11 August 2023, Mon 24 July 2023 to Sun 30 July 2023")
+        );
+        assert_eq!(
+            annotate("We biked last weekend", at("2023-09-13T10:00:00Z")).as_deref(),
+            Some("last weekend = the weekend before 13 September 2023, Sat 9 September 2023 and Sun 10 September 2023")
+        );
         assert_eq!(annotate("我们上个月搬家了", said).as_deref(), Some("上个月 = April 2023"));
         let recently = annotate("Recently I had a rough hike.", said);
         assert!(recently.as_deref().is_some_and(|r| r.starts_with("Recently = since ")), "{recently:?}");
