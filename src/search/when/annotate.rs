@@ -1,0 +1,174 @@
+//! What a relative time phrase in something said meant, for a reader who sees it later:
+//! `[Sat 15 July 2023] … last Fri … (last Fri = the Friday before 15 July 2023, Fri 14
+//! July 2023)`. Besides the phrases a query understands ([`super`]), what was said may
+//! look ahead: tomorrow, next week / weekend / month / year, next Friday, in N days or
+//! weeks, 明天, 后天, 下周, 下周末, 下个月, 明年.
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
+use regex::Regex;
+
+use super::{EN_NUMBER, Window, find, monday, number, week, weekday, weekend};
+
+type Rule = (Regex, fn(&regex::Captures, NaiveDate) -> Option<Window>);
+
+/// Phrases that look ahead. A lookup does not resolve them (nothing said lies in the
+/// future of the lookup's clock); a line that says them is annotated with what they meant.
+static AHEAD: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    let re = |pattern: &str| Regex::new(&format!("(?i){pattern}")).expect("a valid pattern");
+    vec![
+        (re(r"\bthe day after tomorrow\b|后天"), |_, today| Some(Window::days(today + Duration::days(2), 1))),
+        (re(r"\btomorrow\b|明天|明日"), |_, today| Some(Window::days(today + Duration::days(1), 1))),
+        (re(r"\bnext weekend\b|下周末|下个周末"), |_, today| Some(weekend(today, -1))),
+        (re(r"\bnext week\b|下周|下个?星期|下个?礼拜"), |_, today| Some(week(today, -1))),
+        (re(r"\bnext month\b|下个月"), |_, today| {
+            let (y, m) = (today.year(), today.month());
+            if m == 12 { Window::month(y + 1, 1) } else { Window::month(y, m + 1) }
+        }),
+        (re(r"\bnext year\b|明年"), |_, today| Window::year(today.year() + 1)),
+        (
+            re(
+                r"\b(?:next|this coming)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b",
+            ),
+            |c, today| {
+                let day = weekday(&c[1])?;
+                let mut date = today + Duration::days(1);
+                while date.weekday() != day {
+                    date += Duration::days(1);
+                }
+                Some(Window::days(date, 1))
+            },
+        ),
+        (re(&format!(r"\bin\s+{EN_NUMBER}\s+(day|week)s?\b")), |c, today| {
+            let n = number(&c[1])?;
+            Some(if c[2].eq_ignore_ascii_case("day") {
+                Window::days(today + Duration::days(n), 1)
+            } else {
+                week(today, -n)
+            })
+        }),
+    ]
+});
+
+/// For a text said at `said` with a relative time phrase ("yesterday", "last week",
+/// "三天前", "next Friday"), the phrase and the time it meant, counted from the day it was
+/// said where the phrase counts from it: `last Friday = the Friday before 15 July 2023,
+/// Fri 14 July 2023`. `None` when the text has no phrase or only absolute ones (a date
+/// means itself).
+pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
+    let today = said.date_naive();
+    let (window, phrase) = match find(text, said) {
+        Some((window, phrase)) => {
+            let later = find(text, said + Duration::days(400)).map(|(w, _)| w);
+            if later == Some(window) {
+                return None;
+            }
+            (window, phrase)
+        }
+        None => AHEAD.iter().find_map(|(re, resolve)| {
+            let captures = re.captures(text)?;
+            Some((resolve(&captures, today)?, captures[0].trim().to_owned()))
+        })?,
+    };
+    Some(format!("{phrase} = {}", meant(&phrase, window, today)))
+}
+
+/// A window described from `today`, the day the phrase was said.
+fn meant(phrase: &str, window: Window, today: NaiveDate) -> String {
+    let day = |at: NaiveDate| at.format("%a %-d %B %Y").to_string();
+    let anchor = today.format("%-d %B %Y");
+    let (starts, ends) = (window.since.date_naive(), (window.until - Duration::seconds(1)).date_naive());
+    let side = if starts > today { "after" } else { "before" };
+    // Whole weeks between the window's week and the week it was said in.
+    let weeks = (monday(today) - monday(starts)).num_days().abs() / 7;
+    let counted = |unit: &str, units: &str| match weeks {
+        0 => format!("the {unit} of {anchor}"),
+        1 => format!("the {unit} {side} {anchor}"),
+        n => format!("{} {units} {side} {anchor}", count(n)),
+    };
+    match (ends - starts).num_days() + 1 {
+        // "last Friday": which Friday is clearest counted from the day it was said.
+        1 if phrase.split_whitespace().last().and_then(weekday).is_some() => {
+            format!("the {} {side} {anchor}, {}", starts.format("%A"), day(starts))
+        }
+        1 => day(starts),
+        2 => format!("{}, {} and {}", counted("weekend", "weekends"), day(starts), day(ends)),
+        7 => format!("{}, {} to {}", counted("week", "weeks"), day(starts), day(ends)),
+        // A calendar month or year; "recently" (the 30 days up to now) is neither.
+        28..=31 if starts.day() == 1 && ends.month() == starts.month() => starts.format("%B %Y").to_string(),
+        365 | 366 if starts.ordinal() == 1 && ends.year() == starts.year() => starts.format("%Y").to_string(),
+        _ => format!("since {}", day(starts)),
+    }
+}
+
+/// A count as a word, as a phrase says it: "two weeks before".
+fn count(n: i64) -> String {
+    const WORDS: [&str; 13] =
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+    usize::try_from(n).ok().and_then(|n| WORDS.get(n)).map_or_else(|| n.to_string(), |w| (*w).to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        text.parse().unwrap()
+    }
+
+    fn said(text: &str, on: &str) -> Option<String> {
+        annotate(text, at(&format!("{on}T10:00:00Z")))
+    }
+
+    #[test]
+    fn a_phrase_looking_back_is_counted_from_the_day_it_was_said() {
+        assert_eq!(
+            said("I went to a support group yesterday.", "2023-05-08").as_deref(),
+            Some("yesterday = Sun 7 May 2023")
+        );
+        assert_eq!(
+            said("We moved last week", "2023-05-08").as_deref(),
+            Some("last week = the week before 8 May 2023, Mon 1 May 2023 to Sun 7 May 2023")
+        );
+        assert_eq!(
+            said("Last Fri I took my kids to a pottery workshop.", "2023-07-15").as_deref(),
+            Some("Last Fri = the Friday before 15 July 2023, Fri 14 July 2023")
+        );
+        assert_eq!(
+            said("I joined a new group last Tues.", "2023-07-20").as_deref(),
+            Some("last Tues = the Tuesday before 20 July 2023, Tue 18 July 2023")
+        );
+        assert_eq!(
+            said("We went camping with my fam two weekends ago.", "2023-07-17").as_deref(),
+            Some("two weekends ago = two weekends before 17 July 2023, Sat 8 July 2023 and Sun 9 July 2023")
+        );
+        assert_eq!(
+            said("that roadtrip this past weekend was insane!", "2023-10-20").as_deref(),
+            Some("this past weekend = the weekend before 20 October 2023, Sat 14 October 2023 and Sun 15 October 2023")
+        );
+        assert_eq!(said("我们上个月搬家了", "2023-05-08").as_deref(), Some("上个月 = April 2023"));
+    }
+
+    #[test]
+    fn a_phrase_looking_ahead_is_counted_from_the_day_it_was_said() {
+        assert_eq!(said("The studio opens tomorrow!", "2023-06-19").as_deref(), Some("tomorrow = Tue 20 June 2023"));
+        assert_eq!(
+            said("I'm hosting a gaming party next weekend.", "2022-06-03").as_deref(),
+            Some("next weekend = the weekend after 3 June 2022, Sat 11 June 2022 and Sun 12 June 2022")
+        );
+        assert_eq!(
+            said("Let's meet next Friday", "2023-07-15").as_deref(),
+            Some("next Friday = the Friday after 15 July 2023, Fri 21 July 2023")
+        );
+        assert_eq!(said("明天见", "2023-05-08").as_deref(), Some("明天 = Tue 9 May 2023"));
+    }
+
+    #[test]
+    fn dates_and_words_that_only_look_like_phrases_are_left_alone() {
+        assert_eq!(said("We met on 8 May 2023.", "2023-06-01"), None);
+        assert_eq!(said("I sat on the porch all afternoon", "2023-06-01"), None);
+        assert_eq!(said("The sun was out all day", "2023-06-01"), None);
+        assert_eq!(said("This is my last monthly report", "2023-06-01"), None);
+    }
+}
