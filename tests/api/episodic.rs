@@ -285,6 +285,39 @@ async fn context_holds_the_current_conversation_and_the_dated_turn_that_answers(
     assert_eq!(response.status(), 400);
 }
 
+/// A relative day in a turn is written out in the context line, counted from the day it
+/// was said, whether it looks back or ahead.
+#[tokio::test]
+async fn a_context_line_says_which_day_a_relative_phrase_in_it_meant() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    // Saturday 12 July 2025.
+    let events = json!({"events": [
+        {"user_id": "mo", "session_id": "s1", "role": "user", "created_at": "2025-07-12T10:00:00Z",
+         "content": "Last Fri I finally took my kids to a pottery workshop."},
+        {"user_id": "mo", "session_id": "s1", "role": "user", "created_at": "2025-07-12T10:01:00Z",
+         "content": "And we're driving to the lake house next weekend."},
+    ]});
+    assert_eq!(app.post_events(&key, &events).await.status(), 202);
+    embedded(&app).await;
+
+    let context = |query: &str| {
+        let path = format!("/v1/users/mo/context?max_tokens=300&query={}", query.replace(' ', "%20"));
+        let (app, key) = (&app, &key);
+        async move { app.get_as(key, &path).await.json::<Value>().await.unwrap()["text"].as_str().unwrap().to_owned() }
+    };
+    let text = context("when did I take the kids to the pottery workshop").await;
+    assert!(
+        text.contains("[Sat 12 July 2025] user: Last Fri I finally took my kids to a pottery workshop. (Last Fri = the Friday before 12 July 2025, Fri 11 July 2025)"),
+        "{text}"
+    );
+    let text = context("when are we going to the lake house").await;
+    assert!(
+        text.contains("(next weekend = the weekend after 12 July 2025, Sat 19 July 2025 and Sun 20 July 2025)"),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn explanations_add_up_and_a_fact_never_shares_a_slot_with_its_turn() {
     let app = spawn_app().await;
