@@ -71,6 +71,10 @@ pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
             Some((resolve(&captures, today)?, captures[0].trim().to_owned()))
         })?,
     };
+    // "Recently" and "in the past weeks" reach up to when they were said: no day to name.
+    if window.is_up_to(said) {
+        return None;
+    }
     Some(format!("{phrase} = {}", meant(&phrase, window, today)))
 }
 
@@ -98,7 +102,15 @@ fn meant(phrase: &str, window: Window, today: NaiveDate) -> String {
         // A calendar month or year; "recently" (the 30 days up to now) is neither.
         28..=31 if starts.day() == 1 && ends.month() == starts.month() => starts.format("%B %Y").to_string(),
         365 | 366 if starts.ordinal() == 1 && ends.year() == starts.year() => starts.format("%Y").to_string(),
-        _ => format!("since {}", day(starts)),
+        // A season: "the summer of 2022", "the winter of 2022–2023".
+        89..=92 if starts.day() == 1 && ends.month() == (starts.month() + 1) % 12 + 1 => {
+            let name = ["winter", "spring", "summer", "autumn"][(starts.month() as usize % 12) / 3];
+            match ends.year() == starts.year() {
+                true => format!("the {name} of {}", starts.year()),
+                false => format!("the {name} of {}–{}", starts.year(), ends.year()),
+            }
+        }
+        _ => format!("from {} to {}", day(starts), day(ends)),
     }
 }
 
@@ -148,6 +160,18 @@ mod tests {
             Some("this past weekend = the weekend before 20 October 2023, Sat 14 October 2023 and Sun 15 October 2023")
         );
         assert_eq!(said("我们上个月搬家了", "2023-05-08").as_deref(), Some("上个月 = April 2023"));
+        assert_eq!(
+            said("Max and I had a blast on our camping trip last summer.", "2023-06-10").as_deref(),
+            Some("last summer = the summer of 2022")
+        );
+        assert_eq!(
+            said("Last winter we went skiing", "2023-06-10").as_deref(),
+            Some("Last winter = the winter of 2022–2023")
+        );
+        assert_eq!(
+            said("I went to a concert last night", "2023-06-10").as_deref(),
+            Some("last night = Fri 9 June 2023")
+        );
     }
 
     #[test]
@@ -170,5 +194,8 @@ mod tests {
         assert_eq!(said("I sat on the porch all afternoon", "2023-06-01"), None);
         assert_eq!(said("The sun was out all day", "2023-06-01"), None);
         assert_eq!(said("This is my last monthly report", "2023-06-01"), None);
+        // Up to when it was said: no day to name.
+        assert_eq!(said("I've been painting a lot lately", "2023-06-01"), None);
+        assert_eq!(said("I've been busy in the past two weeks", "2023-06-01"), None);
     }
 }

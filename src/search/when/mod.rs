@@ -6,10 +6,12 @@
 //!
 //! | phrase | window |
 //! |---|---|
-//! | today, 今天 · yesterday, 昨天 · the day before yesterday, 前天 | that day |
+//! | today, 今天 · yesterday, last night, 昨天, 昨晚 · the day before yesterday, 前天 | that day |
 //! | N days / weeks / months / years ago (digits or words: "two days ago", "a week ago"), N天前 / N周前 / N个月前 / N年前 | that day, week, month or year |
 //! | this / last week, 本周 / 这周 / 上周 / 上个星期 · this / last / this past weekend, N weekends ago | Monday to Sunday; Saturday and Sunday |
+//! | over the weekend | the latest weekend begun |
 //! | this / last month, 本月 / 这个月 / 上个月 · this / last year, 今年 / 去年 | that month or year |
+//! | this / last spring, summer, autumn (fall), winter | three months from March, June, September, December (the latest ended, or this year's) |
 //! | last Monday … last Sunday, last Fri / Tues …, on Monday … (the latest such day before today) | that day |
 //! | in the past / last N days / weeks / months, recently (30 days), 最近 | up to now |
 //! | a date: 8 May 2023, May 8, 2023, 2023-05-08, 2023年5月8日 | that day |
@@ -38,6 +40,16 @@ impl Window {
     /// Whether `[start, end]` overlaps the window.
     pub fn overlaps(&self, start: DateTime<Utc>, end: DateTime<Utc>) -> bool {
         start < self.until && end >= self.since
+    }
+
+    /// From `since` up to and including `now`: "recently", "in the past two weeks".
+    fn up_to(since: DateTime<Utc>, now: DateTime<Utc>) -> Self {
+        Self { since, until: now + Duration::seconds(1) }
+    }
+
+    /// Whether the window reaches up to `now` (a phrase like "recently" said then).
+    pub fn is_up_to(&self, now: DateTime<Utc>) -> bool {
+        self.until == now + Duration::seconds(1)
     }
 
     pub(super) fn days(from: NaiveDate, days: i64) -> Self {
@@ -151,7 +163,9 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         (re(r"\bthe day before yesterday\b|前天"), |_, now| {
             Some(Window::days(now.date_naive() - Duration::days(2), 1))
         }),
-        (re(r"\byesterday\b|昨天|昨日"), |_, now| Some(Window::days(now.date_naive() - Duration::days(1), 1))),
+        (re(r"\byesterday\b|\blast night\b|昨天|昨日|昨晚"), |_, now| {
+            Some(Window::days(now.date_naive() - Duration::days(1), 1))
+        }),
         (re(r"\btoday\b|\btonight\b|\bthis morning\b|今天|今日"), |_, now| Some(Window::days(now.date_naive(), 1))),
         (re(&format!(r"\b{EN_NUMBER}\s+(day|weekend|week|month|year)s?\s+ago\b")), |c, now| {
             ago(number(&c[1])?, &c[2], now)
@@ -172,15 +186,21 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
                 "week" => 7 * n,
                 _ => 30 * n,
             };
-            Some(Window { since: now - Duration::days(days), until: now + Duration::seconds(1) })
+            Some(Window::up_to(now - Duration::days(days), now))
         }),
-        (re(r"\brecently\b|\blately\b|最近|近来"), |_, now| {
-            Some(Window { since: now - Duration::days(30), until: now + Duration::seconds(1) })
-        }),
+        (re(r"\brecently\b|\blately\b|最近|近来"), |_, now| Some(Window::up_to(now - Duration::days(30), now))),
         (re(r"\b(?:last|(?:this\s+)?past)\s+weekend\b|上周末|上个周末"), |_, now| {
             Some(weekend(now.date_naive(), 1))
         }),
         (re(r"\bthis weekend\b|这个?周末|本周末"), |_, now| Some(weekend(now.date_naive(), 0))),
+        // The latest weekend begun: this one on a Saturday or Sunday, else the last.
+        (re(r"\bover the weekend\b"), |_, now| {
+            let today = now.date_naive();
+            Some(weekend(today, i64::from(today.weekday().num_days_from_monday() < 5)))
+        }),
+        (re(r"\b(last|this)\s+(spring|summer|autumn|fall|winter)\b"), |c, now| {
+            season(&c[2], c[1].eq_ignore_ascii_case("last"), now.date_naive())
+        }),
         (re(r"\blast week\b|上周|上个?星期|上个?礼拜"), |_, now| Some(week(now.date_naive(), 1))),
         (re(r"\bthis week\b|本周|这周|这个?星期"), |_, now| Some(week(now.date_naive(), 0))),
         (re(r"\blast month\b|上个月|上月"), |_, now| {
@@ -248,6 +268,35 @@ pub(super) fn monday(day: NaiveDate) -> NaiveDate {
     day - Duration::days(day.weekday().num_days_from_monday() as i64)
 }
 
+/// A season of the northern hemisphere (spring from March, summer from June, autumn from
+/// September, winter from December): `last`, the latest one ended before `today`;
+/// otherwise this year's (for winter, the one that holds or follows this year's January
+/// and February: this winter in January is the one that began in December).
+fn season(name: &str, last: bool, today: NaiveDate) -> Option<Window> {
+    let first = match &name.to_lowercase()[..] {
+        "spring" => 3,
+        "summer" => 6,
+        "autumn" | "fall" => 9,
+        _ => 12,
+    };
+    let starting = |year: i32| -> Option<Window> {
+        let since = NaiveDate::from_ymd_opt(year, first, 1)?;
+        let until = if first == 12 {
+            NaiveDate::from_ymd_opt(year + 1, 3, 1)?
+        } else {
+            NaiveDate::from_ymd_opt(year, first + 3, 1)?
+        };
+        Some(Window::days(since, (until - since).num_days()))
+    };
+    let year = today.year();
+    if last {
+        let this = starting(year)?;
+        let ended = |w: &Window| w.until.date_naive() <= today;
+        return [this, starting(year - 1)?, starting(year - 2)?].into_iter().find(ended);
+    }
+    starting(if first == 12 && today.month() <= 2 { year - 1 } else { year })
+}
+
 /// The latest month `month` that has begun by `now`.
 fn latest_month(month: u32, now: DateTime<Utc>) -> Option<Window> {
     let year = if month <= now.month() { now.year() } else { now.year() - 1 };
@@ -303,6 +352,12 @@ mod tests {
         is("in 2022", "2022-01-01", "2022-12-31");
         is("last Monday", "2026-06-15", "2026-06-15");
         is("a month ago", "2026-05-01", "2026-05-31");
+        is("last night", "2026-06-16", "2026-06-16");
+        is("over the weekend", "2026-06-13", "2026-06-14");
+        is("last summer", "2025-06-01", "2025-08-31");
+        is("this summer", "2026-06-01", "2026-08-31");
+        is("last winter", "2025-12-01", "2026-02-28");
+        is("last spring", "2026-03-01", "2026-05-31");
     }
 
     #[test]
