@@ -64,7 +64,7 @@ pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
             if later == Some(window) {
                 return None;
             }
-            (window, phrase)
+            (coming(&phrase, text, today).unwrap_or(window), phrase)
         }
         None => AHEAD.iter().find_map(|(re, resolve)| {
             let captures = re.captures(text)?;
@@ -76,6 +76,24 @@ pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
         return None;
     }
     Some(format!("{phrase} = {}", meant(&phrase, window, today)))
+}
+
+/// "On Sunday" in a text that speaks of what is to come ("on Sunday I am going on a
+/// picnic") is the coming Sunday, where a query means the last one.
+fn coming(phrase: &str, text: &str, today: NaiveDate) -> Option<Window> {
+    static FUTURE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(?:will|won't|shall|gonna|going to|am going|are going|is going|plan(?:ning)? to)\b|\w'll\b")
+            .expect("a valid pattern")
+    });
+    let day = phrase.to_lowercase().strip_prefix("on ").and_then(weekday)?;
+    if !FUTURE.is_match(text) {
+        return None;
+    }
+    let mut date = today + Duration::days(1);
+    while date.weekday() != day {
+        date += Duration::days(1);
+    }
+    Some(Window::days(date, 1))
 }
 
 /// A window described from `today`, the day the phrase was said.
@@ -186,6 +204,14 @@ mod tests {
             Some("next Friday = the Friday after 15 July 2023, Fri 21 July 2023")
         );
         assert_eq!(said("明天见", "2023-05-08").as_deref(), Some("明天 = Tue 9 May 2023"));
+        assert_eq!(
+            said("Because on Sunday I am going on a picnic date.", "2023-07-26").as_deref(),
+            Some("on Sunday = the Sunday after 26 July 2023, Sun 30 July 2023")
+        );
+        assert_eq!(
+            said("I won my fourth tournament on Friday!", "2023-07-26").as_deref(),
+            Some("on Friday = the Friday before 26 July 2023, Fri 21 July 2023")
+        );
     }
 
     #[test]
