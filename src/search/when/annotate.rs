@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 use regex::Regex;
 
-use super::{EN_NUMBER, Window, find, monday, number, week, weekday, weekend};
+use super::{EN_NUMBER, Window, find, monday, next_weekday, number, week, weekday, weekend};
 
 type Rule = (Regex, fn(&regex::Captures, NaiveDate) -> Option<Window>);
 
@@ -31,14 +31,7 @@ static AHEAD: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             re(
                 r"\b(?:next|this coming)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b",
             ),
-            |c, today| {
-                let day = weekday(&c[1])?;
-                let mut date = today + Duration::days(1);
-                while date.weekday() != day {
-                    date += Duration::days(1);
-                }
-                Some(Window::days(date, 1))
-            },
+            |c, today| Some(next_weekday(weekday(&c[1])?, today, true)),
         ),
         (re(&format!(r"\bin\s+{EN_NUMBER}\s+(day|week)s?\b")), |c, today| {
             let n = number(&c[1])?;
@@ -89,11 +82,7 @@ fn coming(phrase: &str, text: &str, today: NaiveDate) -> Option<Window> {
     if !FUTURE.is_match(text) {
         return None;
     }
-    let mut date = today + Duration::days(1);
-    while date.weekday() != day {
-        date += Duration::days(1);
-    }
-    Some(Window::days(date, 1))
+    Some(next_weekday(day, today, true))
 }
 
 /// A window described from `today`, the day the phrase was said.

@@ -57,14 +57,15 @@ impl Window {
         Self { since, until: since + Duration::days(days) }
     }
 
-    pub(super) fn month(year: i32, month: u32) -> Option<Self> {
+    /// `months` calendar months from the first of `month`.
+    fn months(year: i32, month: u32, months: u32) -> Option<Self> {
         let first = NaiveDate::from_ymd_opt(year, month, 1)?;
-        let next = if month == 12 {
-            NaiveDate::from_ymd_opt(year + 1, 1, 1)?
-        } else {
-            NaiveDate::from_ymd_opt(year, month + 1, 1)?
-        };
+        let next = first.checked_add_months(chrono::Months::new(months))?;
         Some(Self::days(first, (next - first).num_days()))
+    }
+
+    pub(super) fn month(year: i32, month: u32) -> Option<Self> {
+        Self::months(year, month, 1)
     }
 
     pub(super) fn year(year: i32) -> Option<Self> {
@@ -214,14 +215,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             re(
                 r"\b(?:(?:last|on)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)|last\s+(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun))\b",
             ),
-            |c, now| {
-                let day = weekday(c.get(1).or(c.get(2))?.as_str())?;
-                let mut date = now.date_naive() - Duration::days(1);
-                while date.weekday() != day {
-                    date -= Duration::days(1);
-                }
-                Some(Window::days(date, 1))
-            },
+            |c, now| Some(next_weekday(weekday(c.get(1).or(c.get(2))?.as_str())?, now.date_naive(), false)),
         ),
         (re(r"(\d{4})年(\d{1,2})月"), |c, _| Window::month(c[1].parse().ok()?, c[2].parse().ok()?)),
         (re(&format!(r"\b{EN_MONTH},?\s+(\d{{4}})\b")), |c, _| Window::month(c[2].parse().ok()?, month_number(&c[1])?)),
@@ -263,6 +257,16 @@ pub(super) fn weekend(today: NaiveDate, back: i64) -> Window {
     Window::days(monday + Duration::days(5), 2)
 }
 
+/// The first `day` after `from` (`forward`), or the last before it.
+pub(super) fn next_weekday(day: Weekday, from: NaiveDate, forward: bool) -> Window {
+    let step = Duration::days(if forward { 1 } else { -1 });
+    let mut date = from + step;
+    while date.weekday() != day {
+        date += step;
+    }
+    Window::days(date, 1)
+}
+
 /// The Monday of `day`'s week.
 pub(super) fn monday(day: NaiveDate) -> NaiveDate {
     day - Duration::days(day.weekday().num_days_from_monday() as i64)
@@ -279,15 +283,7 @@ fn season(name: &str, last: bool, today: NaiveDate) -> Option<Window> {
         "autumn" | "fall" => 9,
         _ => 12,
     };
-    let starting = |year: i32| -> Option<Window> {
-        let since = NaiveDate::from_ymd_opt(year, first, 1)?;
-        let until = if first == 12 {
-            NaiveDate::from_ymd_opt(year + 1, 3, 1)?
-        } else {
-            NaiveDate::from_ymd_opt(year, first + 3, 1)?
-        };
-        Some(Window::days(since, (until - since).num_days()))
-    };
+    let starting = |year: i32| Window::months(year, first, 3);
     let year = today.year();
     if last {
         let this = starting(year)?;
