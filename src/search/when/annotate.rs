@@ -33,8 +33,9 @@ static AHEAD: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             ),
             |c, today| Some(next_weekday(weekday(&c[1])?, today, true)),
         ),
+        // Two or more: "in a day" and "in a week" are more often "per" than "from now".
         (re(&format!(r"\bin\s+{EN_NUMBER}\s+(day|week)s?\b")), |c, today| {
-            let n = number(&c[1])?;
+            let n = number(&c[1]).filter(|n| *n >= 2)?;
             Some(if c[2].eq_ignore_ascii_case("day") {
                 Window::days(today + Duration::days(n), 1)
             } else {
@@ -194,6 +195,10 @@ mod tests {
         );
         assert_eq!(said("明天见", "2023-05-08").as_deref(), Some("明天 = Tue 9 May 2023"));
         assert_eq!(
+            said("I fly out in two weeks", "2023-07-15").as_deref(),
+            Some("in two weeks = two weeks after 15 July 2023, Mon 24 July 2023 to Sun 30 July 2023")
+        );
+        assert_eq!(
             said("Because on Sunday I am going on a picnic date.", "2023-07-26").as_deref(),
             Some("on Sunday = the Sunday after 26 July 2023, Sun 30 July 2023")
         );
@@ -209,6 +214,7 @@ mod tests {
         assert_eq!(said("I sat on the porch all afternoon", "2023-06-01"), None);
         assert_eq!(said("The sun was out all day", "2023-06-01"), None);
         assert_eq!(said("This is my last monthly report", "2023-06-01"), None);
+        assert_eq!(said("I walk ten miles in a day", "2023-06-01"), None);
         // Up to when it was said: no day to name.
         assert_eq!(said("I've been painting a lot lately", "2023-06-01"), None);
         assert_eq!(said("I've been busy in the past two weeks", "2023-06-01"), None);
