@@ -80,7 +80,11 @@ fn coming(phrase: &str, text: &str, today: NaiveDate) -> Option<Window> {
             .expect("a valid pattern")
     });
     let day = phrase.to_lowercase().strip_prefix("on ").and_then(weekday)?;
-    if !FUTURE.is_match(text) {
+    // The sentence that says it.
+    let at = text.find(phrase)?;
+    let start = text[..at].rfind(['.', '!', '?']).map_or(0, |i| i + 1);
+    let end = text[at..].find(['.', '!', '?']).map_or(text.len(), |i| at + i);
+    if !FUTURE.is_match(&text[start..end]) {
         return None;
     }
     Some(next_weekday(day, today, true))
@@ -201,6 +205,10 @@ mod tests {
         assert_eq!(
             said("Because on Sunday I am going on a picnic date.", "2023-07-26").as_deref(),
             Some("on Sunday = the Sunday after 26 July 2023, Sun 30 July 2023")
+        );
+        assert_eq!(
+            said("We volunteered at a pet shelter on Friday! We'll go back soon.", "2023-07-26").as_deref(),
+            Some("on Friday = the Friday before 26 July 2023, Fri 21 July 2023")
         );
         assert_eq!(
             said("I won my fourth tournament on Friday!", "2023-07-26").as_deref(),
