@@ -6,6 +6,7 @@ mod auth;
 mod cleanup;
 mod consolidation;
 mod consolidation_llm;
+mod context;
 mod control_plane;
 mod embedded;
 mod episodic;

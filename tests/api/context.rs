@@ -1,0 +1,89 @@
+//! Working memory and dated episodes in `/context`, end to end: events in through the
+//! API, the block out — the current session's latest turns, the past turn that answers,
+//! each line dated and what a relative phrase in it meant written out.
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use crate::episodic::{embedded, session};
+use crate::helpers::spawn_app;
+
+#[tokio::test]
+async fn context_holds_the_current_conversation_and_the_dated_turn_that_answers() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let answer = session(
+        &app,
+        &key,
+        "cy",
+        "s-spring",
+        40,
+        &[
+            ("user", "My sister Ines is getting married in Porto, at the old cathedral."),
+            ("assistant", "How lovely! Porto is beautiful in summer."),
+        ],
+    )
+    .await;
+    let chatter: Vec<(&str, String)> = (0..30)
+        .map(|i| {
+            (if i % 2 == 0 { "user" } else { "assistant" }, format!("Step {i} of the packing list: item number {i}."))
+        })
+        .collect();
+    let chatter: Vec<(&str, &str)> = chatter.iter().map(|(r, c)| (*r, c.as_str())).collect();
+    let current = session(&app, &key, "cy", "s-now", 0, &chatter).await;
+    embedded(&app).await;
+
+    let path =
+        "/v1/users/cy/context?session_id=s-now&max_tokens=400&query=Where%20is%20my%20sister%20getting%20married%3F";
+    let response = app.get_as(&key, path).await;
+    assert_eq!(response.status(), 200);
+    let context: Value = response.json().await.unwrap();
+    assert!(context["tokens"].as_u64().unwrap() <= 400, "{context}");
+    let items = context["items"].as_array().unwrap();
+    let working: Vec<&str> =
+        items.iter().filter(|i| i["section"] == "working").map(|i| i["id"].as_str().unwrap()).collect();
+    assert!(working.len() >= 3 && working.len() < current.len(), "the latest turns, within the share: {working:?}");
+    assert_eq!(working.last().copied(), current.last().map(String::as_str), "ends with the latest turn");
+    let relevant = items.iter().find(|i| i["section"] == "relevant" && i["id"] == answer[0].as_str());
+    assert!(relevant.is_some(), "the past turn that answers: {context}");
+    let text = context["text"].as_str().unwrap();
+    let said = (Utc::now() - chrono::Duration::days(40)).format("%a %-d %B %Y").to_string();
+    assert!(text.contains(&format!("[{said}] user: My sister Ines is getting married in Porto")), "{text}");
+    assert!(text.find("## Current conversation").unwrap() < text.find("## Relevant memories").unwrap());
+
+    let response = app.get_as(&key, "/v1/users/cy/context?session_id=&max_tokens=100&nonsense=1").await;
+    assert_eq!(response.status(), 400);
+}
+
+/// A relative day in a turn is written out in the context line, counted from the day it
+/// was said, whether it looks back or ahead.
+#[tokio::test]
+async fn a_context_line_says_which_day_a_relative_phrase_in_it_meant() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    // Saturday 12 July 2025.
+    let events = json!({"events": [
+        {"user_id": "mo", "session_id": "s1", "role": "user", "created_at": "2025-07-12T10:00:00Z",
+         "content": "Last Fri I finally took my kids to a pottery workshop."},
+        {"user_id": "mo", "session_id": "s1", "role": "user", "created_at": "2025-07-12T10:01:00Z",
+         "content": "And we're driving to the lake house next weekend."},
+    ]});
+    assert_eq!(app.post_events(&key, &events).await.status(), 202);
+    embedded(&app).await;
+
+    let context = |query: &str| {
+        let path = format!("/v1/users/mo/context?max_tokens=300&query={}", query.replace(' ', "%20"));
+        let (app, key) = (&app, &key);
+        async move { app.get_as(key, &path).await.json::<Value>().await.unwrap()["text"].as_str().unwrap().to_owned() }
+    };
+    let text = context("when did I take the kids to the pottery workshop").await;
+    assert!(
+        text.contains("[Sat 12 July 2025] user: Last Fri I finally took my kids to a pottery workshop. (Last Fri = the Friday before 12 July 2025, Fri 11 July 2025)"),
+        "{text}"
+    );
+    let text = context("when are we going to the lake house").await;
+    assert!(
+        text.contains("(next weekend = the weekend after 12 July 2025, Sat 19 July 2025 and Sun 20 July 2025)"),
+        "{text}"
+    );
+}
