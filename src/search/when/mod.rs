@@ -52,7 +52,7 @@ impl Window {
         self.until == now + Duration::seconds(1)
     }
 
-    pub(super) fn days(from: NaiveDate, days: i64) -> Self {
+    fn days(from: NaiveDate, days: i64) -> Self {
         let since = Utc.from_utc_datetime(&from.and_hms_opt(0, 0, 0).expect("midnight exists"));
         Self { since, until: since + Duration::days(days) }
     }
@@ -64,11 +64,11 @@ impl Window {
         Some(Self::days(first, (next - first).num_days()))
     }
 
-    pub(super) fn month(year: i32, month: u32) -> Option<Self> {
+    fn month(year: i32, month: u32) -> Option<Self> {
         Self::months(year, month, 1)
     }
 
-    pub(super) fn year(year: i32) -> Option<Self> {
+    fn year(year: i32) -> Option<Self> {
         let first = NaiveDate::from_ymd_opt(year, 1, 1)?;
         let next = NaiveDate::from_ymd_opt(year + 1, 1, 1)?;
         Some(Self::days(first, (next - first).num_days()))
@@ -96,7 +96,7 @@ fn month_number(name: &str) -> Option<u32> {
 }
 
 /// "two", "a", "3", "两", "十二" as a number.
-pub(super) fn number(word: &str) -> Option<i64> {
+fn number(word: &str) -> Option<i64> {
     const EN: [&str; 13] =
         ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
     if let Ok(n) = word.parse() {
@@ -127,7 +127,7 @@ fn chinese_number(word: &str) -> Option<i64> {
 }
 
 /// A weekday by its name or a common short form ("Fri", "Tues"); `None` for any other word.
-pub(super) fn weekday(name: &str) -> Option<Weekday> {
+fn weekday(name: &str) -> Option<Weekday> {
     const SHORT: [&str; 10] = ["mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"];
     let name = name.to_lowercase();
     let full = name.ends_with("day") && name.len() > 5;
@@ -135,7 +135,7 @@ pub(super) fn weekday(name: &str) -> Option<Weekday> {
 }
 
 static EN_MONTH: &str = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
-pub(super) static EN_NUMBER: &str = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)";
+static EN_NUMBER: &str = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)";
 
 type Rule = (Regex, fn(&regex::Captures, DateTime<Utc>) -> Option<Window>);
 
@@ -247,18 +247,18 @@ fn ago(n: i64, unit: &str, now: DateTime<Utc>) -> Option<Window> {
 }
 
 /// The week (Monday to Sunday) `back` weeks before this one (after it when negative).
-pub(super) fn week(today: NaiveDate, back: i64) -> Window {
+fn week(today: NaiveDate, back: i64) -> Window {
     Window::days(monday(today) - Duration::weeks(back), 7)
 }
 
 /// Saturday and Sunday of the week `back` weeks before this one (after it when negative).
-pub(super) fn weekend(today: NaiveDate, back: i64) -> Window {
+fn weekend(today: NaiveDate, back: i64) -> Window {
     let monday = week(today, back).since.date_naive();
     Window::days(monday + Duration::days(5), 2)
 }
 
 /// The first `day` after `from` (`forward`), or the last before it.
-pub(super) fn next_weekday(day: Weekday, from: NaiveDate, forward: bool) -> Window {
+fn next_weekday(day: Weekday, from: NaiveDate, forward: bool) -> Window {
     let step = Duration::days(if forward { 1 } else { -1 });
     let mut date = from + step;
     while date.weekday() != day {
@@ -268,7 +268,7 @@ pub(super) fn next_weekday(day: Weekday, from: NaiveDate, forward: bool) -> Wind
 }
 
 /// The Monday of `day`'s week.
-pub(super) fn monday(day: NaiveDate) -> NaiveDate {
+fn monday(day: NaiveDate) -> NaiveDate {
     day - Duration::days(day.weekday().num_days_from_monday() as i64)
 }
 
@@ -305,7 +305,7 @@ pub fn resolve(text: &str, now: DateTime<Utc>) -> Option<Window> {
 }
 
 /// The first time phrase in `text` with its window as of `now`.
-pub(super) fn find(text: &str, now: DateTime<Utc>) -> Option<(Window, String)> {
+fn find(text: &str, now: DateTime<Utc>) -> Option<(Window, String)> {
     RULES.iter().find_map(|(re, resolve)| {
         let captures = re.captures(text)?;
         Some((resolve(&captures, now)?, captures[0].trim().to_owned()))
