@@ -9,9 +9,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::LazyLock;
 
 use anyhow::Context;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
+use regex::Regex;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -31,6 +33,7 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     let harness = Harness::start(settings, "locomo").await?;
     let mut engram: BTreeMap<String, Vec<Figures>> = BTreeMap::new();
     let mut transcript_figures: BTreeMap<&str, BTreeMap<String, Vec<Figures>>> = BTreeMap::new();
+    let mut questions = Vec::new();
     for (n, sample) in samples.iter().enumerate() {
         let id = sample["sample_id"].as_str().map(str::to_owned).unwrap_or_else(|| format!("sample{n}"));
         eprintln!("eval: LoCoMo {id}");
@@ -54,8 +57,11 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
             let evidence: Vec<String> =
                 qa["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)).collect();
             let user = asked(&speakers, question);
-            let figures = ask(&harness, user, question, &answer, &evidence).await?;
+            let (figures, context) = ask(&harness, user, question, &answer, &evidence).await?;
             engram.entry(category.to_string()).or_default().push(figures);
+            questions.push(json!({"sample": id, "category": category, "user": user, "question": question,
+                                  "answer": answer, "evidence": evidence, "evidence_recall_at_10": figures[1],
+                                  "answer_in_context_1024": figures[3], "context_1024": context}));
             let vector = harness.executor.models.embedder.embed_one(question).await?;
             for retriever in RETRIEVERS {
                 let ranked = transcript.rank(retriever, question, &vector);
@@ -71,7 +77,7 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     }
     let (events, kept) = harness.compression().await?;
     let storage = harness.event_storage().await?;
-    Ok(json!({"locomo": {"samples": samples.len(), "retrievers": retrievers},
+    Ok(json!({"locomo": {"samples": samples.len(), "retrievers": retrievers, "questions": questions},
               "raw_events": events, "memory_items": kept,
               "storage_ratio": if events > 0 { kept as f64 / events as f64 } else { 0.0 },
               "event_storage": storage}))
@@ -182,14 +188,14 @@ fn parse_date(text: &str) -> Option<DateTime<Utc>> {
 
 /// One lookup of `user` as a client makes it: evidence recall in its top 5 and 10 (a
 /// result's sources count, except a summary's, which cover a whole session), and whether
-/// the answer is in the user's context at 256 and 1,024 tokens.
+/// the answer is in the user's context at 256 and 1,024 tokens; and the latter context.
 async fn ask(
     harness: &Harness,
     user: &str,
     question: &str,
     answer: &str,
     evidence: &[String],
-) -> anyhow::Result<Figures> {
+) -> anyhow::Result<(Figures, String)> {
     let found = harness
         .post(
             "/v1/search",
@@ -220,13 +226,14 @@ async fn ask(
             results.iter().take(k).flat_map(|s| s.iter().filter_map(|id| dia.get(id).map(String::as_str))).collect();
         recall(evidence, &found)
     };
-    let mut in_context = [0.0; 2];
+    let (mut in_context, mut text) = ([0.0; 2], String::new());
     for (slot, tokens) in [256, 1024].into_iter().enumerate() {
         let query = url_encode(question);
         let context = harness.get(&format!("/v1/users/{user}/context?query={query}&max_tokens={tokens}")).await?;
-        in_context[slot] = answer_in(context["text"].as_str().unwrap_or_default(), answer);
+        text = context["text"].as_str().unwrap_or_default().to_owned();
+        in_context[slot] = answer_in(&text, answer);
     }
-    Ok([recall_at(5), recall_at(10), in_context[0], in_context[1]])
+    Ok(([recall_at(5), recall_at(10), in_context[0], in_context[1]], text))
 }
 
 /// The share of `evidence` among `found` (dialogue ids).
@@ -237,19 +244,32 @@ pub fn recall(evidence: &[String], found: &[&str]) -> f64 {
     evidence.iter().filter(|e| found.contains(&e.as_str())).count() as f64 / evidence.len() as f64
 }
 
-/// 1 when the answer appears in `text`, compared as lowercase words.
+/// 1 when the answer appears in `text`, compared as lowercase words, a date the same in
+/// any order it is written ("July 2, 2023" is in "Sun 2 July 2023").
 pub fn answer_in(text: &str, answer: &str) -> f64 {
     if normalise(text).contains(&normalise(answer)) { 1.0 } else { 0.0 }
 }
 
+/// Lowercase words, a day, month and year as "2 july 2023" whichever way they were
+/// written ("July 2nd, 2023", "2July, 2023").
 fn normalise(text: &str) -> String {
-    text.to_lowercase()
+    static MONTH_FIRST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(r"\b({MONTHS}) (\d{{1,2}})(?:st|nd|rd|th)? (\d{{4}})\b")).expect("a valid pattern")
+    });
+    static DAY_FIRST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(r"\b(\d{{1,2}})(?:st|nd|rd|th)? ?({MONTHS}) (\d{{4}})\b")).expect("a valid pattern")
+    });
+    const MONTHS: &str = "january|february|march|april|may|june|july|august|september|october|november|december";
+    let words = text
+        .to_lowercase()
         .chars()
         .map(|c| if c.is_alphanumeric() { c } else { ' ' })
         .collect::<String>()
         .split_whitespace()
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    let words = MONTH_FIRST.replace_all(&words, "$2 $1 $3");
+    DAY_FIRST.replace_all(&words, "$1 $2 $3").into_owned()
 }
 
 fn url_encode(text: &str) -> String {
@@ -270,5 +290,16 @@ mod tests {
         assert_eq!(parse_date("1:56 pm on 8 May, 2023"), Some("2023-05-08T13:56:00Z".parse().unwrap()));
         assert_eq!(parse_date("12:09 am on 15 June, 2023"), Some("2023-06-15T00:09:00Z".parse().unwrap()));
         assert_eq!(normalise("Oct. 2023!"), "oct 2023");
+    }
+
+    #[test]
+    fn an_answer_is_found_in_whatever_order_its_date_is_written() {
+        let line = "[Sun 2 July 2023] user: yesterday (yesterday = Sat 1 July 2023)";
+        for answer in ["July 1, 2023", "1 July, 2023", "July 1st, 2023", "1July, 2023", "2 July 2023", "July 2023"] {
+            assert_eq!(answer_in(line, answer), 1.0, "{answer}");
+        }
+        for answer in ["July 3, 2023", "1 June 2023", "July 1, 2022"] {
+            assert_eq!(answer_in(line, answer), 0.0, "{answer}");
+        }
     }
 }
