@@ -2,11 +2,14 @@
 //! `[Sat 15 July 2023] … last Fri … (last Fri = the Friday before 15 July 2023, Fri 14
 //! July 2023)`. Besides the phrases a query understands ([`super`]), what was said may
 //! look ahead: tomorrow, next week / weekend / month / year, next Friday, in N days or
-//! weeks, 明天, 后天, 下周, 下周末, 下个月, 明年.
+//! weeks, 明天, 后天, 下周, 下周末, 下个月, 明年. It may name a day of the month alone ("on
+//! the 15th": the latest 15th, or the next one in a sentence about what is to come), and
+//! a span that runs up to when it was said says when it began ("I've had them for 3
+//! years": since 2020).
 
 use std::sync::LazyLock;
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, Utc};
 use regex::Regex;
 
 use super::{EN_NUMBER, Window, find, monday, next_weekday, number, week, weekday, weekend};
@@ -60,10 +63,13 @@ pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
             }
             (coming(&phrase, text, today).unwrap_or(window), phrase)
         }
-        None => AHEAD.iter().find_map(|(re, resolve)| {
+        None => match AHEAD.iter().find_map(|(re, resolve)| {
             let captures = re.captures(text)?;
             Some((resolve(&captures, today)?, captures[0].trim().to_owned()))
-        })?,
+        }) {
+            Some(found) => found,
+            None => return day_of_month(text, today).or_else(|| lasting(text, today)),
+        },
     };
     // "Recently" and "in the past weeks" reach up to when they were said: no day to name.
     if window.is_up_to(said) {
@@ -75,19 +81,103 @@ pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
 /// "On Sunday" in a text that speaks of what is to come ("on Sunday I am going on a
 /// picnic") is the coming Sunday, where a query means the last one.
 fn coming(phrase: &str, text: &str, today: NaiveDate) -> Option<Window> {
-    static FUTURE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(?:will|won't|shall|gonna|going to|am going|are going|is going|plan(?:ning)? to)\b|\w'll\b")
-            .expect("a valid pattern")
-    });
     let day = phrase.to_lowercase().strip_prefix("on ").and_then(weekday)?;
-    // The sentence that says it.
-    let at = text.find(phrase)?;
-    let start = text[..at].rfind(['.', '!', '?']).map_or(0, |i| i + 1);
-    let end = text[at..].find(['.', '!', '?']).map_or(text.len(), |i| at + i);
-    if !FUTURE.is_match(&text[start..end]) {
+    if !FUTURE.is_match(sentence(text, text.find(phrase)?)) {
         return None;
     }
     Some(next_weekday(day, today, true))
+}
+
+/// Words of a sentence about what is to come.
+static FUTURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:will|won't|shall|gonna|going to|am going|are going|is going|plan(?:ning)? to)\b|\w'll\b")
+        .expect("a valid pattern")
+});
+
+/// The sentence of `text` that holds the byte `at`.
+fn sentence(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind(['.', '!', '?']).map_or(0, |i| i + 1);
+    let end = text[at..].find(['.', '!', '?']).map_or(text.len(), |i| at + i);
+    &text[start..end]
+}
+
+/// "On the 15th": the latest 15th up to the day it was said, or the next one in a
+/// sentence about what is to come. Not an ordinal of something else ("on the 15th
+/// floor").
+fn day_of_month(text: &str, today: NaiveDate) -> Option<String> {
+    static ON_THE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\bon the (\d{1,2})(?:st|nd|rd|th)\b(\s+[a-z]+)?").expect("a valid pattern"));
+    const NOUNS: &[&str] = &[
+        "floor",
+        "century",
+        "birthday",
+        "anniversary",
+        "place",
+        "time",
+        "street",
+        "avenue",
+        "hole",
+        "lap",
+        "round",
+        "try",
+        "attempt",
+        "page",
+        "step",
+        "level",
+        "day",
+        "row",
+        "grade",
+        "edition",
+        "episode",
+        "chapter",
+    ];
+    let captures = ON_THE.captures(text)?;
+    let next = captures.get(2).map(|w| w.as_str().trim().to_lowercase());
+    if next.is_some_and(|w| NOUNS.contains(&w.as_str())) {
+        return None;
+    }
+    let day: u32 = captures[1].parse().ok().filter(|d| (1..=31).contains(d))?;
+    let ahead = FUTURE.is_match(sentence(text, captures.get(0)?.start()));
+    let months = (0..3).map(|n| {
+        if ahead { today.checked_add_months(Months::new(n)) } else { today.checked_sub_months(Months::new(n)) }
+    });
+    let date = months
+        .flatten()
+        .filter_map(|m| NaiveDate::from_ymd_opt(m.year(), m.month(), day))
+        .find(|date| if ahead { *date > today } else { *date <= today })?;
+    let phrase = captures.get(0)?.as_str().split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+    Some(format!("{phrase} = {}", date.format("%a %-d %B %Y")))
+}
+
+/// A span that runs up to when it was said, and when it began: "I've had them for 3
+/// years" (since 2020), "I've been playing for a month now" (since February 2022),
+/// "seven years now" (since 2016). A span that ended ("we had him for 10 years") is not
+/// one: only a sentence in the perfect ("have", "'ve", "has been") or with "now" says so.
+fn lasting(text: &str, today: NaiveDate) -> Option<String> {
+    static FOR: LazyLock<Regex> = LazyLock::new(|| {
+        let span = format!(
+            r"(?i)\b(?:for\s+(?:about\s+|almost\s+|nearly\s+|over\s+|the\s+(?:past|last)\s+)?{EN_NUMBER}\s+(year|month|week)s?|{EN_NUMBER}\s+(year|month|week)s?\s+now)\b"
+        );
+        Regex::new(&span).expect("a valid pattern")
+    });
+    static PERFECT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\b(?:have|has|been)\b|['’]ve\b|\bnow\b").expect("a valid pattern"));
+    let captures = FOR.captures(text)?;
+    let (n, unit) = match (captures.get(1), captures.get(3)) {
+        (Some(n), _) => (number(n.as_str())?, captures.get(2)?.as_str().to_lowercase()),
+        (None, Some(n)) => (number(n.as_str())?, captures.get(4)?.as_str().to_lowercase()),
+        _ => return None,
+    };
+    let whole = captures.get(0)?;
+    if n == 0 || !PERFECT.is_match(sentence(text, whole.start())) {
+        return None;
+    }
+    let began = match &unit[..] {
+        "year" => format!("{}", today.year() - i32::try_from(n).ok()?),
+        "month" => today.checked_sub_months(Months::new(u32::try_from(n).ok()?))?.format("%B %Y").to_string(),
+        _ => format!("the week of {}", monday(today - Duration::weeks(n)).format("%a %-d %B %Y")),
+    };
+    Some(format!("{} = since {began}", whole.as_str().trim()))
 }
 
 /// A window described from `today`, the day the phrase was said.
@@ -214,6 +304,46 @@ mod tests {
             said("I won my fourth tournament on Friday!", "2023-07-26").as_deref(),
             Some("on Friday = the Friday before 26 July 2023, Fri 21 July 2023")
         );
+    }
+
+    #[test]
+    fn a_day_of_the_month_is_the_latest_such_day_or_the_coming_one() {
+        assert_eq!(
+            said("I met back up with my teammates on the 15th after my trip.", "2023-08-17").as_deref(),
+            Some("on the 15th = Tue 15 August 2023")
+        );
+        assert_eq!(
+            said("We moved in on the 28th, it was chaos", "2023-08-17").as_deref(),
+            Some("on the 28th = Fri 28 July 2023")
+        );
+        assert_eq!(
+            said("The concert is on the 2nd, I'm going to wear my new boots!", "2023-08-17").as_deref(),
+            Some("on the 2nd = Sat 2 September 2023")
+        );
+        assert_eq!(said("My office is on the 15th floor", "2023-08-17"), None);
+        assert_eq!(said("It was on the 31st", "2023-03-02").as_deref(), Some("on the 31st = Tue 31 January 2023"));
+    }
+
+    #[test]
+    fn a_span_up_to_when_it_was_said_says_when_it_began() {
+        assert_eq!(
+            said("I've had them for 3 years! Their names are Pepper, Precious and Panda.", "2023-03-27").as_deref(),
+            Some("for 3 years = since 2020")
+        );
+        assert_eq!(
+            said("I've been playing for a month now, it's been tough but fun.", "2022-03-27").as_deref(),
+            Some("for a month = since February 2022")
+        );
+        assert_eq!(
+            said("Seven years now, and I've finally found my real muses.", "2023-09-13").as_deref(),
+            Some("Seven years now = since 2016")
+        );
+        assert_eq!(
+            said("She has been volunteering for two weeks", "2023-09-13").as_deref(),
+            Some("for two weeks = since the week of Mon 28 August 2023")
+        );
+        assert_eq!(said("He was part of our family for 10 years.", "2023-06-03"), None, "a span that ended");
+        assert_eq!(said("I'm going to Spain for two weeks.", "2023-06-03"), None, "a span to come");
     }
 
     #[test]
