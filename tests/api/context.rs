@@ -67,6 +67,8 @@ async fn a_context_line_says_which_day_a_relative_phrase_in_it_meant() {
          "content": "Last Fri I finally took my kids to a pottery workshop."},
         {"user_id": "mo", "session_id": "s1", "role": "user", "created_at": "2025-07-12T10:01:00Z",
          "content": "And we're driving to the lake house next weekend."},
+        {"user_id": "mo", "session_id": "s1", "role": "user", "created_at": "2025-07-12T10:02:00Z",
+         "content": "I've kept bees for 3 years now. The hives swarmed on the 9th."},
     ]});
     assert_eq!(app.post_events(&key, &events).await.status(), 202);
     embedded(&app).await;
@@ -86,4 +88,7 @@ async fn a_context_line_says_which_day_a_relative_phrase_in_it_meant() {
         text.contains("(next weekend = the weekend after 12 July 2025, Sat 19 July 2025 and Sun 20 July 2025)"),
         "{text}"
     );
+    // A span up to when it was said and a day of the month alone, each sentence's phrase.
+    let text = context("when did the hives swarm").await;
+    assert!(text.contains("swarmed on the 9th. (for 3 years = since 2022; on the 9th = Wed 9 July 2025)"), "{text}");
 }

@@ -48,27 +48,40 @@ static AHEAD: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-/// For a text said at `said` with a relative time phrase ("yesterday", "last week",
-/// "三天前", "next Friday"), the phrase and the time it meant, counted from the day it was
-/// said where the phrase counts from it: `last Friday = the Friday before 15 July 2023,
-/// Fri 14 July 2023`. `None` when the text has no phrase or only absolute ones (a date
-/// means itself).
+/// For a text said at `said` with relative time phrases ("yesterday", "last week",
+/// "三天前", "next Friday"), each phrase and the time it meant, counted from the day it
+/// was said where the phrase counts from it: `last Friday = the Friday before 15 July
+/// 2023, Fri 14 July 2023`; the first phrase of each sentence, `; `-separated. `None`
+/// when the text has no phrase or only absolute ones (a date means itself).
 pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
+    let mut meant: Vec<String> = Vec::new();
+    for sentence in text.split_inclusive(['.', '!', '?', '\n', '。', '！', '？']) {
+        if let Some(one) = in_sentence(sentence, said)
+            && !meant.contains(&one)
+        {
+            meant.push(one);
+        }
+    }
+    (!meant.is_empty()).then(|| meant.join("; "))
+}
+
+/// The first relative phrase of one sentence and what it meant.
+fn in_sentence(sentence: &str, said: DateTime<Utc>) -> Option<String> {
     let today = said.date_naive();
-    let (window, phrase) = match find(text, said) {
+    let (window, phrase) = match find(sentence, said) {
         Some((window, phrase)) => {
-            let later = find(text, said + Duration::days(400)).map(|(w, _)| w);
+            let later = find(sentence, said + Duration::days(400)).map(|(w, _)| w);
             if later == Some(window) {
                 return None;
             }
-            (coming(&phrase, text, today).unwrap_or(window), phrase)
+            (coming(&phrase, sentence, today).unwrap_or(window), phrase)
         }
         None => match AHEAD.iter().find_map(|(re, resolve)| {
-            let captures = re.captures(text)?;
+            let captures = re.captures(sentence)?;
             Some((resolve(&captures, today)?, captures[0].trim().to_owned()))
         }) {
             Some(found) => found,
-            None => return day_of_month(text, today).or_else(|| lasting(text, today)),
+            None => return day_of_month(sentence, today).or_else(|| lasting(sentence, today)),
         },
     };
     // "Recently" and "in the past weeks" reach up to when they were said: no day to name.
@@ -80,9 +93,9 @@ pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
 
 /// "On Sunday" in a text that speaks of what is to come ("on Sunday I am going on a
 /// picnic") is the coming Sunday, where a query means the last one.
-fn coming(phrase: &str, text: &str, today: NaiveDate) -> Option<Window> {
+fn coming(phrase: &str, sentence: &str, today: NaiveDate) -> Option<Window> {
     let day = phrase.to_lowercase().strip_prefix("on ").and_then(weekday)?;
-    if !FUTURE.is_match(sentence(text, text.find(phrase)?)) {
+    if !FUTURE.is_match(sentence) {
         return None;
     }
     Some(next_weekday(day, today, true))
@@ -94,17 +107,10 @@ static FUTURE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
-/// The sentence of `text` that holds the byte `at`.
-fn sentence(text: &str, at: usize) -> &str {
-    let start = text[..at].rfind(['.', '!', '?']).map_or(0, |i| i + 1);
-    let end = text[at..].find(['.', '!', '?']).map_or(text.len(), |i| at + i);
-    &text[start..end]
-}
-
 /// "On the 15th": the latest 15th up to the day it was said, or the next one in a
 /// sentence about what is to come. Not an ordinal of something else ("on the 15th
 /// floor").
-fn day_of_month(text: &str, today: NaiveDate) -> Option<String> {
+fn day_of_month(sentence: &str, today: NaiveDate) -> Option<String> {
     static ON_THE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(?i)\bon the (\d{1,2})(?:st|nd|rd|th)\b(\s+[a-z]+)?").expect("a valid pattern"));
     const NOUNS: &[&str] = &[
@@ -131,13 +137,13 @@ fn day_of_month(text: &str, today: NaiveDate) -> Option<String> {
         "episode",
         "chapter",
     ];
-    let captures = ON_THE.captures(text)?;
+    let captures = ON_THE.captures(sentence)?;
     let next = captures.get(2).map(|w| w.as_str().trim().to_lowercase());
     if next.is_some_and(|w| NOUNS.contains(&w.as_str())) {
         return None;
     }
     let day: u32 = captures[1].parse().ok().filter(|d| (1..=31).contains(d))?;
-    let ahead = FUTURE.is_match(sentence(text, captures.get(0)?.start()));
+    let ahead = FUTURE.is_match(sentence);
     let months = (0..3).map(|n| {
         if ahead { today.checked_add_months(Months::new(n)) } else { today.checked_sub_months(Months::new(n)) }
     });
@@ -153,7 +159,7 @@ fn day_of_month(text: &str, today: NaiveDate) -> Option<String> {
 /// years" (since 2020), "I've been playing for a month now" (since February 2022),
 /// "seven years now" (since 2016). A span that ended ("we had him for 10 years") is not
 /// one: only a sentence in the perfect ("have", "'ve", "has been") or with "now" says so.
-fn lasting(text: &str, today: NaiveDate) -> Option<String> {
+fn lasting(sentence: &str, today: NaiveDate) -> Option<String> {
     static FOR: LazyLock<Regex> = LazyLock::new(|| {
         let span = format!(
             r"(?i)\b(?:for\s+(?:about\s+|almost\s+|nearly\s+|over\s+|the\s+(?:past|last)\s+)?{EN_NUMBER}\s+(year|month|week)s?|{EN_NUMBER}\s+(year|month|week)s?\s+now)\b"
@@ -162,14 +168,14 @@ fn lasting(text: &str, today: NaiveDate) -> Option<String> {
     });
     static PERFECT: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(?i)\b(?:have|has|been)\b|['’]ve\b|\bnow\b").expect("a valid pattern"));
-    let captures = FOR.captures(text)?;
+    let captures = FOR.captures(sentence)?;
     let (n, unit) = match (captures.get(1), captures.get(3)) {
         (Some(n), _) => (number(n.as_str())?, captures.get(2)?.as_str().to_lowercase()),
         (None, Some(n)) => (number(n.as_str())?, captures.get(4)?.as_str().to_lowercase()),
         _ => return None,
     };
     let whole = captures.get(0)?;
-    if n == 0 || !PERFECT.is_match(sentence(text, whole.start())) {
+    if n == 0 || !PERFECT.is_match(sentence) {
         return None;
     }
     let began = match &unit[..] {
@@ -303,6 +309,19 @@ mod tests {
         assert_eq!(
             said("I won my fourth tournament on Friday!", "2023-07-26").as_deref(),
             Some("on Friday = the Friday before 26 July 2023, Fri 21 July 2023")
+        );
+    }
+
+    #[test]
+    fn each_sentence_says_what_its_phrase_meant() {
+        assert_eq!(
+            said("We got back yesterday. Tomorrow we unpack! And yesterday was long.", "2023-05-08").as_deref(),
+            Some("yesterday = Sun 7 May 2023; Tomorrow = Tue 9 May 2023")
+        );
+        assert_eq!(
+            said("I've kept bees for 3 years now, and the hives swarmed on the 9th.", "2025-07-12").as_deref(),
+            Some("on the 9th = Wed 9 July 2025"),
+            "the first phrase of a sentence"
         );
     }
 
