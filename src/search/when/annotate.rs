@@ -111,38 +111,16 @@ static FUTURE: LazyLock<Regex> = LazyLock::new(|| {
 /// sentence about what is to come. Not an ordinal of something else ("on the 15th
 /// floor").
 fn day_of_month(sentence: &str, today: NaiveDate) -> Option<String> {
-    static ON_THE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)\bon the (\d{1,2})(?:st|nd|rd|th)\b(\s+[a-z]+)?").expect("a valid pattern"));
-    const NOUNS: &[&str] = &[
-        "floor",
-        "century",
-        "birthday",
-        "anniversary",
-        "place",
-        "time",
-        "street",
-        "avenue",
-        "hole",
-        "lap",
-        "round",
-        "try",
-        "attempt",
-        "page",
-        "step",
-        "level",
-        "day",
-        "row",
-        "grade",
-        "edition",
-        "episode",
-        "chapter",
-    ];
+    static ON_THE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(on the (\d{1,2})(?:st|nd|rd|th))\b(?:\s+([a-z]+))?").expect("a valid pattern")
+    });
+    const NOUNS: &str = "floor century birthday anniversary place time street avenue hole lap round try attempt \
+                         page step level day row grade edition episode chapter";
     let captures = ON_THE.captures(sentence)?;
-    let next = captures.get(2).map(|w| w.as_str().trim().to_lowercase());
-    if next.is_some_and(|w| NOUNS.contains(&w.as_str())) {
+    if captures.get(3).is_some_and(|w| NOUNS.split_whitespace().any(|n| w.as_str().eq_ignore_ascii_case(n))) {
         return None;
     }
-    let day: u32 = captures[1].parse().ok().filter(|d| (1..=31).contains(d))?;
+    let day: u32 = captures[2].parse().ok().filter(|d| (1..=31).contains(d))?;
     let ahead = FUTURE.is_match(sentence);
     let months = (0..3).map(|n| {
         if ahead { today.checked_add_months(Months::new(n)) } else { today.checked_sub_months(Months::new(n)) }
@@ -151,8 +129,7 @@ fn day_of_month(sentence: &str, today: NaiveDate) -> Option<String> {
         .flatten()
         .filter_map(|m| NaiveDate::from_ymd_opt(m.year(), m.month(), day))
         .find(|date| if ahead { *date > today } else { *date <= today })?;
-    let phrase = captures.get(0)?.as_str().split_whitespace().take(3).collect::<Vec<_>>().join(" ");
-    Some(format!("{phrase} = {}", date.format("%a %-d %B %Y")))
+    Some(format!("{} = {}", &captures[1], date.format("%a %-d %B %Y")))
 }
 
 /// A span that runs up to when it was said, and when it began: "I've had them for 3
