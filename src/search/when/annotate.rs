@@ -10,9 +10,9 @@
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Datelike, Duration, Months, NaiveDate, Utc};
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
-use super::{EN_NUMBER, Window, find, monday, next_weekday, number, week, weekday, weekend};
+use super::{EN_NUMBER, RULES, Window, find, monday, next_weekday, number, week, weekday, weekend};
 
 type Rule = (Regex, fn(&regex::Captures, NaiveDate) -> Option<Window>);
 
@@ -48,15 +48,39 @@ static AHEAD: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
+/// "On the 15th", and the word after it.
+static ON_THE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(on the (\d{1,2})(?:st|nd|rd|th))\b(?:\s+([a-z]+))?").expect("a valid pattern")
+});
+
+/// A span: "for 3 years", "seven years now".
+static FOR: LazyLock<Regex> = LazyLock::new(|| {
+    let span = format!(
+        r"(?i)\b(?:for\s+(?:about\s+|almost\s+|nearly\s+|over\s+|the\s+(?:past|last)\s+)?{EN_NUMBER}\s+(year|month|week)s?|{EN_NUMBER}\s+(year|month|week)s?\s+now)\b"
+    );
+    Regex::new(&span).expect("a valid pattern")
+});
+
+/// Every pattern a phrase is found by: a sentence none of them matches (most of them) is
+/// passed over in one scan.
+static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
+    let asked = RULES.iter().map(|(re, _)| re.as_str());
+    let ahead = AHEAD.iter().map(|(re, _)| re.as_str());
+    RegexSet::new(asked.chain(ahead).chain([ON_THE.as_str(), FOR.as_str()])).expect("valid patterns")
+});
+
 /// For a text said at `said` with relative time phrases ("yesterday", "last week",
 /// "三天前", "next Friday"), each phrase and the time it meant, counted from the day it
 /// was said where the phrase counts from it: `last Friday = the Friday before 15 July
 /// 2023, Fri 14 July 2023`; the first phrase of each sentence, `; `-separated. `None`
 /// when the text has no phrase or only absolute ones (a date means itself).
 pub fn annotate(text: &str, said: DateTime<Utc>) -> Option<String> {
+    if !ANY.is_match(text) {
+        return None;
+    }
     let mut meant: Vec<String> = Vec::new();
     for sentence in text.split_inclusive(['.', '!', '?', '\n', '。', '！', '？']) {
-        if let Some(one) = in_sentence(sentence, said)
+        if let Some(one) = ANY.is_match(sentence).then(|| in_sentence(sentence, said)).flatten()
             && !meant.contains(&one)
         {
             meant.push(one);
@@ -111,9 +135,6 @@ static FUTURE: LazyLock<Regex> = LazyLock::new(|| {
 /// sentence about what is to come. Not an ordinal of something else ("on the 15th
 /// floor").
 fn day_of_month(sentence: &str, today: NaiveDate) -> Option<String> {
-    static ON_THE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(on the (\d{1,2})(?:st|nd|rd|th))\b(?:\s+([a-z]+))?").expect("a valid pattern")
-    });
     const NOUNS: &str = "floor century birthday anniversary place time street avenue hole lap round try attempt \
                          page step level day row grade edition episode chapter";
     let captures = ON_THE.captures(sentence)?;
@@ -137,12 +158,6 @@ fn day_of_month(sentence: &str, today: NaiveDate) -> Option<String> {
 /// "seven years now" (since 2016). A span that ended ("we had him for 10 years") is not
 /// one: only a sentence in the perfect ("have", "'ve", "has been") or with "now" says so.
 fn lasting(sentence: &str, today: NaiveDate) -> Option<String> {
-    static FOR: LazyLock<Regex> = LazyLock::new(|| {
-        let span = format!(
-            r"(?i)\b(?:for\s+(?:about\s+|almost\s+|nearly\s+|over\s+|the\s+(?:past|last)\s+)?{EN_NUMBER}\s+(year|month|week)s?|{EN_NUMBER}\s+(year|month|week)s?\s+now)\b"
-        );
-        Regex::new(&span).expect("a valid pattern")
-    });
     static PERFECT: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(?i)\b(?:have|has|been)\b|['’]ve\b|\bnow\b").expect("a valid pattern"));
     let captures = FOR.captures(sentence)?;
