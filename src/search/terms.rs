@@ -112,14 +112,17 @@ pub fn normalised(weights: impl Iterator<Item = f64>) -> Vec<f64> {
 }
 
 /// SQL: the user's latest [`RECENT_TURNS`] turns and, per term of `$3` (`ILIKE`-escaped),
-/// how many of them hold it: the counts [`Terms::weigh`] takes.
+/// how many of them hold it: the counts [`Terms::weigh`] takes. Each turn is lowercased
+/// once and matched case-sensitively, rather than lowercased again for every term.
 pub fn counts_sql() -> String {
     format!(
         "WITH recent AS MATERIALIZED (
-             SELECT content FROM events WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at DESC LIMIT {RECENT_TURNS})
+             SELECT lower(content) AS content FROM events WHERE tenant_id = $1 AND user_id = $2
+              ORDER BY created_at DESC LIMIT {RECENT_TURNS})
          SELECT (SELECT count(*) FROM recent),
-                array(SELECT (SELECT count(*) FROM recent WHERE {contains}) FROM unnest($3::text[]) WITH ORDINALITY u(t, n) ORDER BY n)",
-        contains = contains_sql("content")
+                array(SELECT (SELECT count(*) FROM recent WHERE {contains})
+                        FROM unnest($3::text[]) WITH ORDINALITY u(term, n), lower(term) t ORDER BY n)",
+        contains = contains("content", "LIKE", "~")
     )
 }
 
@@ -193,8 +196,13 @@ fn without_question_words(token: &str) -> Vec<&str> {
 /// SQL: whether `text` holds the term `t` (`ILIKE`-escaped), Latin terms of one or two
 /// characters as whole words (`b` in "Project B", not in "by"), others as substrings.
 pub fn contains_sql(text: &str) -> String {
+    contains(text, "ILIKE", "~*")
+}
+
+/// [`contains_sql`] with the operators given: case-sensitive ones for a lowercased `text`.
+fn contains(text: &str, like: &str, regex: &str) -> String {
     format!(
-        r"CASE WHEN t ~ '^[a-z0-9]{{1,2}}$' THEN ({text}) ~* ('\m' || t || '\M') ELSE ({text}) ILIKE '%' || t || '%' END"
+        r"CASE WHEN t ~ '^[a-z0-9]{{1,2}}$' THEN ({text}) {regex} ('\m' || t || '\M') ELSE ({text}) {like} '%' || t || '%' END"
     )
 }
 
