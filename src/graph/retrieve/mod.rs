@@ -99,11 +99,12 @@ pub async fn relations(
     if steps.is_empty() {
         return Ok(Vec::new());
     }
+    // The query vectors are cast once, not once per relation: the plan is cached and generic.
     let similarity = match vectors {
         Some((v, _)) => format!(
             "CASE WHEN r.embedding_dims = {dims}
-                  THEN 1 - ((r.embedding::halfvec({dims}) <=> $3::halfvec({dims}))
-                            + (r.embedding::halfvec({dims}) <=> $4::halfvec({dims}))) / 2 ELSE 0 END",
+                  THEN 1 - ((r.embedding::halfvec({dims}) <=> (SELECT $3::halfvec({dims})))
+                            + (r.embedding::halfvec({dims}) <=> (SELECT $4::halfvec({dims})))) / 2 ELSE 0 END",
             dims = v.dims()
         ),
         None => "0".to_owned(),
