@@ -2,6 +2,10 @@
 //! names them (`database`, `framework`, `ci`, …): the lexicon that gives a fact its key
 //! and tells a restatement from a change of value.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 /// Technologies by the key of the fact that names them; the first spelling is canonical.
 const LEXICON: &[(&str, &[&str])] = &[
     (
@@ -92,41 +96,48 @@ const LEXICON: &[(&str, &[&str])] = &[
     ("orchestration", &["kubernetes", "k8s", "docker swarm", "nomad", "ecs"]),
 ];
 
-/// Each technology named in `text`, as (key, canonical name), first mention first.
+/// Every name of the lexicon with its key, in the lexicon's order, and one automaton that
+/// finds all of them in a single pass over a text.
+static NAMES: LazyLock<(AhoCorasick, Vec<(&'static str, &'static str)>)> = LazyLock::new(|| {
+    let names: Vec<(&str, &str)> =
+        LEXICON.iter().flat_map(|(key, names)| names.iter().map(move |name| (*key, *name))).collect();
+    let automaton =
+        AhoCorasick::new(names.iter().map(|(_, name)| name)).expect("the lexicon's names are plain strings");
+    (automaton, names)
+});
+
+/// Each technology named in `text`, as (key, canonical name), first mention first. A key's
+/// name is the first of its names (in the lexicon's order) that `text` holds.
 pub fn technologies(text: &str) -> Vec<(&'static str, String)> {
     let lower = text.to_lowercase();
+    let (automaton, names) = &*NAMES;
+    let mut first: Vec<Option<usize>> = vec![None; names.len()];
+    for found in automaton.find_overlapping_iter(&lower) {
+        let (name, at) = (found.pattern().as_usize(), found.start());
+        if first[name].is_none() && whole_word(&lower, names[name].1, at) {
+            first[name] = Some(at);
+        }
+    }
     let mut found: Vec<(usize, &'static str, String)> = Vec::new();
-    for (key, names) in LEXICON {
-        for name in *names {
-            if let Some(at) = find_word(&lower, name)
-                && !found.iter().any(|(_, k, _)| k == key)
-            {
-                let canonical = if *name == "postgres" {
-                    "postgresql"
-                } else if *name == "golang" {
-                    "go"
-                } else {
-                    name
-                };
-                found.push((at, key, canonical.to_owned()));
-            }
+    for (&(key, name), at) in names.iter().zip(first) {
+        if let Some(at) = at
+            && !found.iter().any(|(_, k, _)| *k == key)
+        {
+            let canonical = match name {
+                "postgres" => "postgresql",
+                "golang" => "go",
+                name => name,
+            };
+            found.push((at, key, canonical.to_owned()));
         }
     }
     found.sort_by_key(|(at, ..)| *at);
     found.into_iter().map(|(_, key, name)| (key, name)).collect()
 }
 
-/// Where `word` occurs in `text` as a whole word (CJK names need no boundaries).
-fn find_word(text: &str, word: &str) -> Option<usize> {
+/// Whether `word`, found in `text` at `at`, stands there as a whole word (CJK names need no
+/// boundaries).
+fn whole_word(text: &str, word: &str, at: usize) -> bool {
     let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '+' || c == '#'));
-    let mut from = 0;
-    while let Some(at) = text[from..].find(word).map(|i| i + from) {
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
-        if !word.is_ascii() || (boundary(before) && boundary(after)) {
-            return Some(at);
-        }
-        from = at + word.len();
-    }
-    None
+    !word.is_ascii() || (boundary(text[..at].chars().next_back()) && boundary(text[at + word.len()..].chars().next()))
 }
