@@ -17,10 +17,11 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::lookups::TableLookup;
-use super::terms::Terms;
+use super::lookups::{Scanned, TableLookup};
+use super::terms::{RECENT_TURNS, Terms};
 use super::when::Window;
 use super::{Parts, SearchQuery, SearchResult};
+use crate::configuration::SearchSettings;
 use crate::domain::{ResultKind, Role, TenantId};
 use crate::models::Embedding;
 use crate::user_indexes::Indexed;
@@ -31,13 +32,13 @@ const NEIGHBOUR_SHARE: f64 = 0.5;
 
 /// One search of a user's raw turns.
 pub struct EventLookup<'a> {
-    pub tenant: &'a TenantId,
-    pub query: &'a SearchQuery,
-    pub vector: &'a Embedding,
-    pub terms: &'a Terms,
-    pub phrase: Option<Window>,
-    pub candidates: usize,
-    pub scan_limit: u32,
+    tenant: &'a TenantId,
+    query: &'a SearchQuery,
+    vector: &'a Embedding,
+    terms: &'a Terms,
+    phrase: Option<Window>,
+    candidates: usize,
+    scan_limit: u32,
 }
 
 impl TableLookup for EventLookup<'_> {
@@ -51,7 +52,7 @@ impl TableLookup for EventLookup<'_> {
         self.vector.dims()
     }
 
-    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>> {
         EventLookup::scan(self, conn).await
     }
 
@@ -60,8 +61,9 @@ impl TableLookup for EventLookup<'_> {
     }
 }
 
-/// id, content, time, role, session, similarity, keyword share, rows scanned.
-type EventRow = (Uuid, String, DateTime<Utc>, Role, String, f64, f64, i64);
+/// id, content, time, role, session, similarity, keyword share, rows scanned, the
+/// weights of the query's terms.
+type EventRow = (Uuid, String, DateTime<Utc>, Role, String, f64, f64, i64, Vec<f64>);
 
 /// Within `since`/`until` (`$6`, `$7`).
 const INSIDE: &str = "($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)";
@@ -75,7 +77,19 @@ const MATCHES: &str = "(($5 <> '' AND content_tsv @@ to_tsquery('simple', $5)) O
 const MATCHES_ONCE: &str =
     "(($5 <> '' AND content_tsv @@ (SELECT to_tsquery('simple', $5))) OR content ILIKE ANY($11))";
 
-impl EventLookup<'_> {
+impl<'a> EventLookup<'a> {
+    pub fn new(
+        tenant: &'a TenantId,
+        query: &'a SearchQuery,
+        vector: &'a Embedding,
+        terms: &'a Terms,
+        phrase: Option<Window>,
+        settings: &SearchSettings,
+    ) -> Self {
+        let candidates = super::candidates(query.limit, settings);
+        Self { tenant, query, vector, terms, phrase, candidates, scan_limit: settings.scan_limit }
+    }
+
     /// The columns of a candidate, its similarity to `query` (the query vector as a
     /// `halfvec` of the lookup's dimension).
     fn columns(&self, query: &str) -> String {
@@ -94,28 +108,32 @@ impl EventLookup<'_> {
 
     /// The candidates `c` ranked with their keyword share, each with its neighbours `p`
     /// (before) and `n` (after) joined by `neighbours` (their `content` and `content_tsv`,
-    /// null where there is none).
+    /// null where there is none). `with` ends in one named `candidates` with a `scanned`
+    /// count, after the terms' weights (`weights`, then [`SHARES`]).
     fn ranked(&self, with: &str, neighbours: &str) -> String {
         format!(
-            "WITH words AS MATERIALIZED (
-                SELECT to_tsquery('simple', q) AS q, w FROM unnest($8::text[], $13::float8[]) u(q, w)
-             ), {with}
-             SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity, {share}::float8, c.scanned
+            "WITH {with}
+             SELECT c.id, c.content, c.created_at, c.role, c.session_id, c.similarity, {share}::float8, c.scanned,
+                    (SELECT coalesce(array_agg(w ORDER BY n), '{{}}') FROM weights)
                FROM candidates c {neighbours}",
             share = window_share()
         )
     }
 
     /// The user's turns read once; `None` when there are more than `search.scan_limit`.
+    /// The query's terms are weighed over the latest of them in the same statement
+    /// ([`super::terms::weights_sql`]), and the weights come back with the turns.
     /// The statement's plan is generic and cached, so what depends only on the query
     /// (its vector as a `halfvec`, its words as a `tsquery`) is computed once, before
     /// the scan, not once per turn (a third of the statement's time).
-    pub async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
+    pub async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>> {
         let sql = self.ranked(
             &format!(
                 "mine AS MATERIALIZED (
                     SELECT {columns} FROM events WHERE tenant_id = $1 AND user_id = $2 LIMIT {limit}
-                 ), turns AS MATERIALIZED (
+                 ), recent AS MATERIALIZED (
+                    SELECT lower(content) AS content FROM mine ORDER BY created_at DESC LIMIT {RECENT_TURNS}
+                 ), weights AS MATERIALIZED ({weights}), {SHARES}, turns AS MATERIALIZED (
                     SELECT m.*, lag(id) OVER w AS prev_id, lead(id) OVER w AS next_id,
                            {INSIDE} AS inside,
                            CASE WHEN {MATCHES_ONCE} THEN {own} ELSE 0 END AS own
@@ -137,15 +155,17 @@ impl EventLookup<'_> {
                 columns = self.columns(&format!("(SELECT {})", self.query_vector())),
                 scan_limit = self.scan_limit,
                 limit = self.scan_limit as i64 + 1,
+                weights = super::terms::weights_sql("$15"),
                 own = own_share("m"),
             ),
             "LEFT JOIN turns p ON p.id = c.prev_id LEFT JOIN turns n ON n.id = c.next_id",
         );
-        let rows = self.fetch(conn, sql).await?;
+        let mut rows = self.fetch(conn, sql).await?;
         if rows.iter().any(|row| row.7 > self.scan_limit as i64) {
             return Ok(None);
         }
-        Ok(Some(results(rows)))
+        let weights = rows.first_mut().map(|row| std::mem::take(&mut row.8));
+        Ok(Some(Scanned { results: results(rows), weights }))
     }
 
     /// The nearest from the HNSW index, the keyword matches from the text indexes, each
@@ -175,7 +195,8 @@ impl EventLookup<'_> {
         };
         let sql = self.ranked(
             &format!(
-                "candidates AS (
+                "{given}, {SHARES},
+                 candidates AS (
                     SELECT *, 0::bigint AS scanned FROM (
                         {} v
                         UNION
@@ -184,7 +205,8 @@ impl EventLookup<'_> {
                           LIMIT $4) k
                         {in_phrase}) c
                  )",
-                nearest("")
+                nearest(""),
+                given = super::terms::given_weights_sql("$16"),
             ),
             &format!(
                 "LEFT JOIN LATERAL ({}) p ON true LEFT JOIN LATERAL ({}) n ON true",
@@ -196,7 +218,9 @@ impl EventLookup<'_> {
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<EventRow>> {
-        let (words, word_weights, like_terms, like_weights) = self.terms.for_turns();
+        let (words, _, like_terms, _) = self.terms.for_turns();
+        let (word_positions, like_positions) = self.terms.positions();
+        let (escaped, _) = self.terms.weighted();
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
@@ -210,20 +234,33 @@ impl EventLookup<'_> {
             .bind(self.phrase.map(|w| w.until))
             .bind(&self.terms.like_patterns)
             .bind(&like_terms)
-            .bind(&word_weights)
-            .bind(&like_weights)
+            .bind(&word_positions)
+            .bind(&like_positions)
+            .bind(&escaped)
+            .bind(&self.terms.weights)
             .fetch_all(conn)
             .await
     }
 }
 
-/// SQL: the weights of the query's terms the turn `t` holds: a Latin term (`words`, from
-/// `$8` and `$13`) where the turn has a word it begins (`paint` finds "painting", `go` not
-/// "ago"), an unspaced one (`$12`, weights `$14`) as a substring.
+/// SQL: the query's terms as a statement's turns are matched with, from its `weights`
+/// (`(n, w)`: each term's position in the query and its weight): the Latin ones (`$8`,
+/// positions `$13`) as `to_tsquery` expressions in `words`, the unspaced ones (`$12`,
+/// positions `$14`) `ILIKE`-escaped in `unspaced`, their weights summing to 1 over both.
+const SHARES: &str = "normalised AS (SELECT n, w / nullif(sum(w) OVER (), 0) AS w FROM weights),
+     words AS MATERIALIZED (
+        SELECT to_tsquery('simple', q) AS q, x.w FROM unnest($8::text[], $13::int8[]) u(q, n) JOIN normalised x USING (n)
+     ), unspaced AS MATERIALIZED (
+        SELECT q, x.w FROM unnest($12::text[], $14::int8[]) u(q, n) JOIN normalised x USING (n)
+     )";
+
+/// SQL: the weights of the query's terms the turn `t` holds: a Latin term (`words`) where
+/// the turn has a word it begins (`paint` finds "painting", `go` not "ago"), an unspaced
+/// one (`unspaced`) as a substring.
 fn own_share(t: &str) -> String {
     format!(
         "((SELECT coalesce(sum(w), 0) FROM words WHERE {t}.content_tsv @@ q)
-          + (SELECT coalesce(sum(w), 0) FROM unnest($12::text[], $14::float8[]) u(q, w) WHERE {t}.content ILIKE '%' || q || '%'))"
+          + (SELECT coalesce(sum(w), 0) FROM unspaced WHERE {t}.content ILIKE '%' || q || '%'))"
     )
 }
 
@@ -242,13 +279,13 @@ fn window_share() -> String {
     format!(
         "({} + {})",
         part("words", &|t| format!("{t}.content_tsv @@ q")),
-        part("unnest($12::text[], $14::float8[]) u(q, w)", &|t| format!("{t}.content ILIKE '%' || q || '%'")),
+        part("unspaced", &|t| format!("{t}.content ILIKE '%' || q || '%'")),
     )
 }
 
 fn results(rows: Vec<EventRow>) -> Vec<SearchResult> {
     rows.into_iter()
-        .map(|(id, content, created_at, role, session_id, similarity, keyword, _)| SearchResult {
+        .map(|(id, content, created_at, role, session_id, similarity, keyword, ..)| SearchResult {
             id: id.to_string(),
             kind: ResultKind::Event,
             category: None,

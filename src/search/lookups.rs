@@ -76,10 +76,16 @@ pub(super) trait TableLookup {
     fn dims(&self) -> usize;
 
     /// The user's rows read once; `None` when there are more than `search.scan_limit`.
-    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>>;
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>>;
 
     /// Through the HNSW and text indexes.
     async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>>;
+}
+
+/// What a scan found, and the query terms' weights when it weighed them itself.
+pub(super) struct Scanned {
+    pub results: Vec<SearchResult>,
+    pub weights: Option<Vec<f64>>,
 }
 
 /// Users remembered as too large to scan, for [`LARGE_USER_TTL`].
@@ -96,14 +102,12 @@ impl Remembered {
         self.get(tenant, user).is_some()
     }
 
-    fn remember(&self, tenant: &TenantId, user: &str, own_index: bool) -> LargeUser {
+    fn remember(&self, tenant: &TenantId, user: &str, own_index: bool) {
         let mut large = self.0.lock().expect("never poisoned: no panics under the lock");
         if large.len() >= LARGE_USERS_KEPT {
             large.clear();
         }
-        let found = LargeUser { found: Instant::now(), own_index };
-        large.insert((tenant.clone(), user.to_owned()), found);
-        found
+        large.insert((tenant.clone(), user.to_owned()), LargeUser { found: Instant::now(), own_index });
     }
 
     fn forget(&self, tenant: &TenantId, user: &str) {
@@ -141,41 +145,51 @@ impl Lookups {
         }
     }
 
-    /// A user's rows of one table: a scan, or the index way for a user with too many.
-    pub(super) async fn find<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Vec<SearchResult>> {
+    /// A scan of the user's rows; `None` for a user with too many, who is remembered as
+    /// large (with whether they have an HNSW index of their own) and not scanned again.
+    pub(super) async fn scan<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Option<Scanned>> {
         let (tenant, user) = lookup.user();
-        let remembered = match L::TABLE {
-            Indexed::Memories => &self.large_users,
-            Indexed::Events => &self.large_event_users,
-        };
-        let large = match remembered.get(tenant, user) {
-            Some(large) => large,
-            None => {
-                if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
-                    return Ok(found);
-                }
-                let own_index = has_own_index(&self.shared_graph, L::TABLE, tenant, user, lookup.dims()).await?;
-                remembered.remember(tenant, user, own_index)
-            }
-        };
-        lookup.indexed(&mut *self.graph(large).acquire().await?).await
+        let remembered = self.remembered(L::TABLE);
+        if remembered.holds(tenant, user) {
+            return Ok(None);
+        }
+        if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+            return Ok(Some(found));
+        }
+        let own_index = has_own_index(&self.shared_graph, L::TABLE, tenant, user, lookup.dims()).await?;
+        remembered.remember(tenant, user, own_index);
+        Ok(None)
     }
 
-    /// The connections for a large user's index way: their own graph's, or the shared one's.
-    fn graph(&self, large: LargeUser) -> &PgPool {
-        if large.own_index { &self.own_graphs } else { &self.shared_graph }
+    /// The index way, through the user's own HNSW graph when they have one.
+    pub(super) async fn indexed<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Vec<SearchResult>> {
+        let (tenant, user) = lookup.user();
+        let own_index = self.remembered(L::TABLE).get(tenant, user).is_some_and(|large| large.own_index);
+        let pool = if own_index { &self.own_graphs } else { &self.shared_graph };
+        lookup.indexed(&mut *pool.acquire().await?).await
+    }
+
+    fn remembered(&self, table: Indexed) -> &Remembered {
+        match table {
+            Indexed::Memories => &self.large_users,
+            Indexed::Events => &self.large_event_users,
+        }
     }
 
     /// Weighs the query's terms by their rarity among the user's latest turns.
     pub(super) async fn weigh(&self, tenant: &TenantId, user: &str, terms: &mut Terms) -> sqlx::Result<()> {
         let (escaped, _) = terms.weighted();
-        let (turns, counts): (i64, Vec<i64>) = sqlx::query_as(sqlx::AssertSqlSafe(super::terms::counts_sql()))
+        let sql = format!(
+            "WITH {} SELECT coalesce(array_agg(w ORDER BY n), '{{}}') FROM weights",
+            super::terms::recent_weights_sql("$3")
+        );
+        let weights: Vec<f64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
             .bind(tenant.as_str())
             .bind(user)
             .bind(&escaped)
             .fetch_one(&mut *self.scans.acquire().await?)
             .await?;
-        terms.weigh(&counts, turns);
+        terms.weigh(weights);
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::events::EventLookup;
-use super::lookups::TableLookup;
+use super::lookups::{Scanned, TableLookup};
 use super::relations::{self, RelationQuery};
 use super::terms::{Terms, terms};
 use super::{Lookup, Parts, SearchQuery, SearchResult, score, summaries, when};
@@ -32,32 +32,56 @@ pub async fn run(
     tenant: &TenantId,
     query: &SearchQuery,
 ) -> Result<Vec<SearchResult>, SearchError> {
-    let Lookup { lookups, embedder, settings, decay, now, .. } = *lookup;
+    let Lookup { lookups, embedder, settings, now, .. } = *lookup;
     let vector = match &query.embedding {
         Some(vector) => vector.clone(),
         None => embedder.embed_one(&query.text).await?,
     };
     let mut terms = terms(&query.text);
-    if terms.all.len() > 1 {
-        lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
-    }
     let window = when::resolve(&query.text, now);
+    // The query's terms are weighed by the first scan, which reads the user's latest turns
+    // in the same statement, or else by a statement of their own before the index way.
+    let mut weighed = terms.all.len() <= 1;
+    let mut turns = None;
+    if query.events {
+        turns = lookups.scan(&EventLookup::new(tenant, query, &vector, &terms, window, settings)).await?;
+        if let Some(weights) = turns.as_mut().and_then(|scanned| scanned.weights.take()) {
+            terms.weigh(weights);
+            weighed = true;
+        }
+    }
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
-        let lookup = MemoryLookup { tenant, query, vector: &vector, terms: &terms, settings, decay, now };
-        results.extend(lookups.find(&lookup).await?);
+        match lookups.scan(&MemoryLookup::new(lookup, tenant, query, &vector, &terms, !weighed)).await? {
+            Some(scanned) => {
+                if let Some(weights) = scanned.weights {
+                    terms.weigh(weights);
+                    weighed = true;
+                }
+                results.extend(scanned.results);
+            }
+            None => {
+                if !weighed {
+                    lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
+                    weighed = true;
+                }
+                let memories = MemoryLookup::new(lookup, tenant, query, &vector, &terms, false);
+                results.extend(lookups.indexed(&memories).await?);
+            }
+        }
+    }
+    let summaries = query.session_summaries || query.period_summaries;
+    if !weighed && ((query.events && turns.is_none()) || summaries) {
+        lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
     }
     if query.events {
-        let lookup = EventLookup {
-            tenant,
-            query,
-            vector: &vector,
-            terms: &terms,
-            phrase: window,
-            candidates: candidates(query.limit, settings),
-            scan_limit: settings.scan_limit,
-        };
-        results.extend(lookups.find(&lookup).await?);
+        match turns {
+            Some(scanned) => results.extend(scanned.results),
+            None => {
+                let lookup = EventLookup::new(tenant, query, &vector, &terms, window, settings);
+                results.extend(lookups.indexed(&lookup).await?);
+            }
+        }
     }
     for (wanted, table) in
         [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)]
@@ -120,8 +144,9 @@ pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
 }
 
 /// A candidate as both ways return it: the row, its similarity, its lexical match and
-/// its decay weight, and how many rows the scan read.
-type Row = (Uuid, Kind, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, DateTime<Utc>, f64, f64, f64, i64);
+/// its decay weight, how many rows the scan read, and the weights of the query's terms.
+type Row =
+    (Uuid, Kind, String, Option<String>, String, DateTime<Utc>, Vec<Uuid>, DateTime<Utc>, f64, f64, f64, i64, Vec<f64>);
 
 impl TableLookup for MemoryLookup<'_> {
     const TABLE: Indexed = Indexed::Memories;
@@ -134,7 +159,7 @@ impl TableLookup for MemoryLookup<'_> {
         self.vector.dims()
     }
 
-    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>> {
         MemoryLookup::scan(self, conn).await
     }
 
@@ -149,12 +174,27 @@ pub(super) struct MemoryLookup<'a> {
     pub query: &'a SearchQuery,
     pub vector: &'a Embedding,
     terms: &'a Terms,
+    /// Whether the statement weighs the query's terms itself, over the user's latest
+    /// turns ([`super::terms::weights_sql`]), rather than take `terms`' weights.
+    weigh: bool,
     settings: &'a SearchSettings,
     decay: &'a DecayParams,
     now: DateTime<Utc>,
 }
 
-impl MemoryLookup<'_> {
+impl<'a> MemoryLookup<'a> {
+    fn new(
+        lookup: &Lookup<'a>,
+        tenant: &'a TenantId,
+        query: &'a SearchQuery,
+        vector: &'a Embedding,
+        terms: &'a Terms,
+        weigh: bool,
+    ) -> Self {
+        let Lookup { settings, decay, now, .. } = *lookup;
+        Self { tenant, query, vector, terms, weigh, settings, decay, now }
+    }
+
     /// Current memories, or those valid at `as_of` (superseded ones included then).
     /// Spelled out per case: the HNSW and text indexes cover what search can return,
     /// and the planner uses them only when the statement says so in so many words.
@@ -186,13 +226,19 @@ impl MemoryLookup<'_> {
     /// a generic plan, which cannot know how few candidates there are, would otherwise
     /// hash the tenant's whole `memory_access`.
     fn ranked(&self, candidates: &str) -> String {
+        let weights = match self.weigh {
+            true => super::terms::recent_weights_sql("$9"),
+            false => super::terms::given_weights_sql("$16"),
+        };
         format!(
-            "WITH {candidates}
+            "WITH {weights}, query_terms AS MATERIALIZED (
+                SELECT t, w / nullif(sum(w) OVER (), 0) AS w FROM unnest($9::text[]) WITH ORDINALITY u(t, n) JOIN weights USING (n)
+             ), {candidates}
              SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.valid_from, m.similarity,
-                    (SELECT coalesce(sum(w), 0) FROM unnest($9::text[], $16::float8[]) u(t, w) WHERE {contains})::float8,
+                    (SELECT coalesce(sum(w), 0) FROM query_terms WHERE {contains})::float8,
                     engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
                                  coalesce(($10::jsonb ->> m.category)::float8, $11), $13),
-                    m.scanned
+                    m.scanned, (SELECT coalesce(array_agg(w ORDER BY n), '{{}}') FROM weights)
                FROM candidates m
                LEFT JOIN LATERAL (
                     SELECT last_accessed_at, access_count FROM memory_access
@@ -203,7 +249,7 @@ impl MemoryLookup<'_> {
     }
 
     /// The user's rows read once; `None` when there are more than `search.scan_limit`.
-    pub(super) async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Vec<SearchResult>>> {
+    pub(super) async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>> {
         let (filter, columns) = (self.filter(), self.columns());
         let sql = self.ranked(&format!(
             "mine AS MATERIALIZED (
@@ -218,11 +264,12 @@ impl MemoryLookup<'_> {
              )",
             limit = self.settings.scan_limit as i64 + 1
         ));
-        let rows = self.fetch(conn, sql).await?;
+        let mut rows = self.fetch(conn, sql).await?;
         if rows.first().is_some_and(|row| row.11 > self.settings.scan_limit as i64) {
             return Ok(None);
         }
-        Ok(Some(self.results(rows)))
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.12));
+        Ok(Some(Scanned { results: self.results(rows), weights }))
     }
 
     /// The nearest from an HNSW index (the user's own when they have one: the plan sees
@@ -247,7 +294,7 @@ impl MemoryLookup<'_> {
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {
-        let (like_terms, weights) = self.terms.weighted();
+        let (like_terms, _) = self.terms.weighted();
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
@@ -264,7 +311,7 @@ impl MemoryLookup<'_> {
             .bind(self.now)
             .bind(self.query.since)
             .bind(self.query.until)
-            .bind(&weights)
+            .bind(&self.terms.weights)
             .fetch_all(conn)
             .await
     }
@@ -272,7 +319,20 @@ impl MemoryLookup<'_> {
     fn results(&self, rows: Vec<Row>) -> Vec<SearchResult> {
         rows.into_iter()
             .map(
-                |(id, kind, category, key, content, updated_at, sources, valid_from, similarity, lexical, decay, _)| {
+                |(
+                    id,
+                    kind,
+                    category,
+                    key,
+                    content,
+                    updated_at,
+                    sources,
+                    valid_from,
+                    similarity,
+                    lexical,
+                    decay,
+                    ..,
+                )| {
                     SearchResult {
                         id: id.to_string(),
                         kind: kind.into(),

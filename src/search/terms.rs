@@ -8,7 +8,9 @@
 //! A result's keyword share is the weighted share of the query's terms it holds. A term's
 //! weight is its rarity among the user's recent turns (BM25's inverse document frequency
 //! over the last [`RECENT_TURNS`]): "Caroline" in a question to Caroline's memory, said
-//! in every other turn, counts for less than "pottery", said once.
+//! in every other turn, counts for less than "pottery", said once. The weights are
+//! counted in SQL ([`weights_sql`]): by the scan of a user's turns, which reads those
+//! turns anyway, or else by a statement of their own before the lookups that need them.
 
 const MAX_TERMS: usize = 16;
 
@@ -62,14 +64,18 @@ impl Terms {
         self.latin().filter(|(t, _)| t.len() >= 2).map(|(t, _)| tsquery_term(t)).collect()
     }
 
-    /// Weighs the terms by their rarity: `counts[i]` of the user's `turns` latest turns hold
-    /// `all[i]`. A term none of them holds weighs as one said once: turns are not all a user
-    /// has (a keyed fact's canonical statement names its key), and a word of the question
-    /// found nowhere must not outweigh the ones found.
-    pub fn weigh(&mut self, counts: &[i64], turns: i64) {
-        let (n, counts) = (turns.max(1) as f64, counts.iter().map(|&c| c.max(1) as f64));
-        self.weights = counts.map(|df| (1.0 + (n - df + 0.5) / (df + 0.5)).ln()).collect();
+    /// Weighs the terms: `weights[i]` is `all[i]`'s, as [`weights_sql`] finds it.
+    pub fn weigh(&mut self, weights: Vec<f64>) {
+        self.weights = weights;
         self.weights.resize(self.all.len(), 1.0);
+    }
+
+    /// The 1-based positions in `all` of the Latin terms and of the unspaced ones, in
+    /// [`Terms::for_turns`]' order: how a statement that weighs the terms itself matches
+    /// its weights to them.
+    pub fn positions(&self) -> (Vec<i64>, Vec<i64>) {
+        let at = |ascii: bool| (1..).zip(&self.all).filter(|(_, t)| t.is_ascii() == ascii).map(|(n, _)| n).collect();
+        (at(true), at(false))
     }
 
     /// Every term `ILIKE`-escaped, with its weight, the weights summing to 1: for
@@ -111,18 +117,38 @@ pub fn normalised(weights: impl Iterator<Item = f64>) -> Vec<f64> {
     weights.iter().map(|w| if total > 0.0 { w / total } else { 0.0 }).collect()
 }
 
-/// SQL: the user's latest [`RECENT_TURNS`] turns and, per term of `$3` (`ILIKE`-escaped),
-/// how many of them hold it: the counts [`Terms::weigh`] takes. Each turn is lowercased
-/// once and matched case-sensitively, rather than lowercased again for every term.
-pub fn counts_sql() -> String {
+/// SQL: each term of `terms` (a `text[]` parameter of the terms `ILIKE`-escaped, in order)
+/// as a row `(n, w)`: its position and its weight, its rarity among the turns of `recent`
+/// (a `content` column, lowercased: the user's latest [`RECENT_TURNS`]), BM25's inverse
+/// document frequency. A term none of them holds weighs as one said once: turns are not all
+/// a user has (a keyed fact's canonical statement names its key), and a word of the question
+/// found nowhere must not outweigh the ones found. Each turn is lowercased once and matched
+/// case-sensitively, rather than lowercased again for every term.
+pub fn weights_sql(terms: &str) -> String {
     format!(
-        "WITH recent AS MATERIALIZED (
-             SELECT lower(content) AS content FROM events WHERE tenant_id = $1 AND user_id = $2
-              ORDER BY created_at DESC LIMIT {RECENT_TURNS})
-         SELECT (SELECT count(*) FROM recent),
-                array(SELECT (SELECT count(*) FROM recent WHERE {contains})
-                        FROM unnest($3::text[]) WITH ORDINALITY u(term, n), lower(term) t ORDER BY n)",
+        "SELECT n, ln(1 + (greatest(turns, 1) - greatest(df, 1) + 0.5) / (greatest(df, 1) + 0.5)) AS w
+           FROM unnest({terms}::text[]) WITH ORDINALITY u(term, n), lower(term) t,
+                LATERAL (SELECT count(*)::float8 AS df FROM recent WHERE {contains}) d,
+                (SELECT count(*)::float8 AS turns FROM recent) r",
         contains = contains("content", "LIKE", "~")
+    )
+}
+
+/// SQL: a `WITH` entry `weights` of the terms' weights given as the `float8[]` parameter
+/// `weights`, in the rows [`weights_sql`] makes.
+pub fn given_weights_sql(weights: &str) -> String {
+    format!("weights AS (SELECT n, w FROM unnest({weights}::float8[]) WITH ORDINALITY u(w, n))")
+}
+
+/// SQL: `WITH` entries `recent`, the user's (`$1`, `$2`) latest [`RECENT_TURNS`] turns, and
+/// `weights`, the weights of the terms of `terms` among them ([`weights_sql`]).
+pub fn recent_weights_sql(terms: &str) -> String {
+    format!(
+        "recent AS MATERIALIZED (
+             SELECT lower(content) AS content FROM events WHERE tenant_id = $1 AND user_id = $2
+              ORDER BY created_at DESC LIMIT {RECENT_TURNS}
+         ), weights AS MATERIALIZED ({weights})",
+        weights = weights_sql(terms)
     )
 }
 
@@ -244,20 +270,21 @@ mod tests {
     }
 
     #[test]
-    fn rare_terms_weigh_more_and_every_share_sums_to_one() {
+    fn every_share_sums_to_one_in_the_terms_order() {
         let mut t = terms("what did Caroline paint, 画画");
         assert_eq!(t.all, vec!["caroline", "paint", "画画"]);
-        t.weigh(&[150, 2, 0], 200);
-        assert!(t.weights[0] < t.weights[1] && t.weights[1] < t.weights[2], "{:?}", t.weights);
+        t.weigh(vec![0.3, 3.9, 5.9]);
+        assert_eq!(t.positions(), (vec![1, 2], vec![3]));
         let (escaped, weights) = t.weighted();
         assert_eq!(escaped, t.all);
         assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         let (words, word_weights, unspaced, unspaced_weights) = t.for_turns();
         assert_eq!((words, unspaced), (vec!["caroline:*".to_owned(), "paint:*".to_owned()], vec!["画画".to_owned()]));
         assert!((word_weights.iter().chain(&unspaced_weights).sum::<f64>() - 1.0).abs() < 1e-9);
-        let mut none = terms("caroline paint");
-        none.weigh(&[0, 0], 0);
-        assert_eq!(none.weights[0], none.weights[1], "a user with no turns weighs terms alike");
+        assert!(word_weights[0] < word_weights[1] && word_weights[1] < unspaced_weights[0], "{word_weights:?}");
+        let mut short = terms("caroline paint");
+        short.weigh(vec![2.0]);
+        assert_eq!(short.weights, vec![2.0, 1.0], "a term without a weight weighs 1");
     }
 
     #[test]

@@ -68,7 +68,17 @@ const CHATTER: &[(&str, &str)] = &[
 
 #[tokio::test]
 async fn a_rare_word_of_the_query_counts_for_more_than_one_said_in_every_turn() {
-    let app = spawn_app().await;
+    rare_words(spawn_app().await).await;
+}
+
+#[tokio::test]
+async fn a_rare_word_counts_for_more_through_the_indexes_too() {
+    rare_words(spawn_indexed_app().await).await;
+}
+
+/// The scan of a user's turns weighs the query's terms itself; the index way has them
+/// weighed by a statement of its own: the same weights either way.
+async fn rare_words(app: TestApp) {
     let key = app.key("acme", "read,ingest").await;
     let calls: Vec<String> = (0..12).map(|i| format!("Caroline called me again, call number {i}.")).collect();
     let calls: Vec<(&str, &str)> = calls.iter().map(|c| ("user", c.as_str())).collect();
