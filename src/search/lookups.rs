@@ -176,8 +176,12 @@ impl Lookups {
         }
     }
 
-    /// Weighs the query's terms by their rarity among the user's latest turns.
+    /// Weighs the query's terms by their rarity among the user's latest turns, unless
+    /// they are weighed already.
     pub(super) async fn weigh(&self, tenant: &TenantId, user: &str, terms: &mut Terms) -> sqlx::Result<()> {
+        if !terms.unweighed() {
+            return Ok(());
+        }
         let (escaped, _) = terms.weighted();
         let sql = format!(
             "WITH {} SELECT coalesce(array_agg(w ORDER BY n), '{{}}') FROM weights",

@@ -41,37 +41,31 @@ pub async fn run(
     let window = when::resolve(&query.text, now);
     // The query's terms are weighed by the first scan, which reads the user's latest turns
     // in the same statement, or else by a statement of their own before the index way.
-    let mut weighed = terms.all.len() <= 1;
     let mut turns = None;
     if query.events {
         turns = lookups.scan(&EventLookup::new(tenant, query, &vector, &terms, window, settings)).await?;
         if let Some(weights) = turns.as_mut().and_then(|scanned| scanned.weights.take()) {
             terms.weigh(weights);
-            weighed = true;
         }
     }
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
-        match lookups.scan(&MemoryLookup::new(lookup, tenant, query, &vector, &terms, !weighed)).await? {
+        let weigh = terms.unweighed();
+        match lookups.scan(&MemoryLookup::new(lookup, tenant, query, &vector, &terms, weigh)).await? {
             Some(scanned) => {
                 if let Some(weights) = scanned.weights {
                     terms.weigh(weights);
-                    weighed = true;
                 }
                 results.extend(scanned.results);
             }
             None => {
-                if !weighed {
-                    lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
-                    weighed = true;
-                }
+                lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
                 let memories = MemoryLookup::new(lookup, tenant, query, &vector, &terms, false);
                 results.extend(lookups.indexed(&memories).await?);
             }
         }
     }
-    let summaries = query.session_summaries || query.period_summaries;
-    if !weighed && ((query.events && turns.is_none()) || summaries) {
+    if (query.events && turns.is_none()) || query.session_summaries || query.period_summaries {
         lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
     }
     if query.events {

@@ -38,6 +38,8 @@ pub struct Terms {
     pub tsquery: String,
     /// `ILIKE` patterns for the bigrams of unspaced scripts.
     pub like_patterns: Vec<String>,
+    /// Whether [`Terms::weigh`] has been given their weights.
+    weighed: bool,
 }
 
 pub fn terms(query: &str) -> Terms {
@@ -68,6 +70,13 @@ impl Terms {
     pub fn weigh(&mut self, weights: Vec<f64>) {
         self.weights = weights;
         self.weights.resize(self.all.len(), 1.0);
+        self.weighed = true;
+    }
+
+    /// Whether their weights are still to be found: there are two terms or more, and
+    /// [`Terms::weigh`] has not been given them (one term weighs all there is).
+    pub fn unweighed(&self) -> bool {
+        !self.weighed && self.all.len() > 1
     }
 
     /// The 1-based positions in `all` of the Latin terms and of the unspaced ones, in
@@ -273,7 +282,9 @@ mod tests {
     fn every_share_sums_to_one_in_the_terms_order() {
         let mut t = terms("what did Caroline paint, 画画");
         assert_eq!(t.all, vec!["caroline", "paint", "画画"]);
+        assert!(t.unweighed() && !terms("paint").unweighed(), "one term weighs all there is");
         t.weigh(vec![0.3, 3.9, 5.9]);
+        assert!(!t.unweighed());
         assert_eq!(t.positions(), (vec![1, 2], vec![3]));
         let (escaped, weights) = t.weighted();
         assert_eq!(escaped, t.all);
