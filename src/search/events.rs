@@ -218,9 +218,7 @@ impl<'a> EventLookup<'a> {
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<EventRow>> {
-        let (words, _, like_terms, _) = self.terms.for_turns();
-        let (word_positions, like_positions) = self.terms.positions();
-        let (escaped, _) = self.terms.weighted();
+        let (words, word_positions, like_terms, like_positions) = self.terms.for_turns();
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
@@ -236,7 +234,7 @@ impl<'a> EventLookup<'a> {
             .bind(&like_terms)
             .bind(&word_positions)
             .bind(&like_positions)
-            .bind(&escaped)
+            .bind(self.terms.escaped())
             .bind(&self.terms.weights)
             .fetch_all(conn)
             .await

@@ -182,7 +182,7 @@ impl Lookups {
         if !terms.unweighed() {
             return Ok(());
         }
-        let (escaped, _) = terms.weighted();
+        let escaped = terms.escaped();
         let sql = format!(
             "WITH {} SELECT coalesce(array_agg(w ORDER BY n), '{{}}') FROM weights",
             super::terms::recent_weights_sql("$3")

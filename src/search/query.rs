@@ -288,7 +288,7 @@ impl<'a> MemoryLookup<'a> {
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {
-        let (like_terms, _) = self.terms.weighted();
+        let like_terms = self.terms.escaped();
         sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())

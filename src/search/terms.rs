@@ -63,7 +63,7 @@ impl Terms {
     /// One `to_tsquery('simple', …)` expression per Latin term of two letters or more:
     /// prefixes from four letters.
     pub fn words(&self) -> Vec<String> {
-        self.latin().filter(|(t, _)| t.len() >= 2).map(|(t, _)| tsquery_term(t)).collect()
+        self.all.iter().filter(|t| t.is_ascii() && t.len() >= 2).map(|t| tsquery_term(t)).collect()
     }
 
     /// Weighs the terms: `weights[i]` is `all[i]`'s, as [`weights_sql`] finds it.
@@ -79,39 +79,32 @@ impl Terms {
         !self.weighed && self.all.len() > 1
     }
 
-    /// The 1-based positions in `all` of the Latin terms and of the unspaced ones, in
-    /// [`Terms::for_turns`]' order: how a statement that weighs the terms itself matches
-    /// its weights to them.
-    pub fn positions(&self) -> (Vec<i64>, Vec<i64>) {
-        let at = |ascii: bool| (1..).zip(&self.all).filter(|(_, t)| t.is_ascii() == ascii).map(|(n, _)| n).collect();
-        (at(true), at(false))
-    }
-
-    /// Every term `ILIKE`-escaped, with its weight, the weights summing to 1: for
+    /// Every term `ILIKE`-escaped, in order: what [`weights_sql`] weighs and
     /// [`contains_sql`] matches.
+    pub fn escaped(&self) -> Vec<String> {
+        self.all.iter().map(|t| escape_like(t)).collect()
+    }
+
+    /// [`Terms::escaped`], each with its weight, the weights summing to 1.
     pub fn weighted(&self) -> (Vec<String>, Vec<f64>) {
-        let escaped = self.all.iter().map(|t| escape_like(t)).collect();
-        (escaped, normalised(self.weights.iter().copied()))
+        (self.escaped(), normalised(self.weights.iter().copied()))
     }
 
-    /// What a turn's share counts, the weights summing to 1 over both: the Latin terms
-    /// as `to_tsquery` expressions (lone letters too) with their weights, and the unspaced
-    /// ones `ILIKE`-escaped with theirs.
-    pub fn for_turns(&self) -> (Vec<String>, Vec<f64>, Vec<String>, Vec<f64>) {
-        let unspaced: Vec<(&String, f64)> = self.pairs().filter(|(t, _)| !t.is_ascii()).collect();
-        let weights = normalised(self.latin().map(|(_, w)| w).chain(unspaced.iter().map(|(_, w)| *w)));
-        let (latin_weights, unspaced_weights) = weights.split_at(weights.len() - unspaced.len());
-        let escaped = unspaced.iter().map(|(t, _)| escape_like(t)).collect();
-        let latin = self.latin().map(|(t, _)| tsquery_term(t)).collect();
-        (latin, latin_weights.to_vec(), escaped, unspaced_weights.to_vec())
-    }
-
-    fn pairs(&self) -> impl Iterator<Item = (&String, f64)> {
-        self.all.iter().zip(self.weights.iter().copied())
-    }
-
-    fn latin(&self) -> impl Iterator<Item = (&String, f64)> {
-        self.pairs().filter(|(t, _)| t.is_ascii())
+    /// What a turn's share counts, each term with its 1-based position in `all` (where a
+    /// statement finds its weight): the Latin terms as `to_tsquery` expressions (lone
+    /// letters too), and the unspaced ones `ILIKE`-escaped.
+    pub fn for_turns(&self) -> (Vec<String>, Vec<i64>, Vec<String>, Vec<i64>) {
+        let (mut latin, mut latin_at, mut unspaced, mut unspaced_at) = (vec![], vec![], vec![], vec![]);
+        for (at, term) in (1..).zip(&self.all) {
+            if term.is_ascii() {
+                latin.push(tsquery_term(term));
+                latin_at.push(at);
+            } else {
+                unspaced.push(escape_like(term));
+                unspaced_at.push(at);
+            }
+        }
+        (latin, latin_at, unspaced, unspaced_at)
     }
 }
 
@@ -279,20 +272,19 @@ mod tests {
     }
 
     #[test]
-    fn every_share_sums_to_one_in_the_terms_order() {
+    fn every_term_keeps_its_place_and_the_shares_sum_to_one() {
         let mut t = terms("what did Caroline paint, 画画");
         assert_eq!(t.all, vec!["caroline", "paint", "画画"]);
         assert!(t.unweighed() && !terms("paint").unweighed(), "one term weighs all there is");
         t.weigh(vec![0.3, 3.9, 5.9]);
         assert!(!t.unweighed());
-        assert_eq!(t.positions(), (vec![1, 2], vec![3]));
         let (escaped, weights) = t.weighted();
         assert_eq!(escaped, t.all);
         assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
-        let (words, word_weights, unspaced, unspaced_weights) = t.for_turns();
+        assert!(weights[0] < weights[1] && weights[1] < weights[2], "{weights:?}");
+        let (words, words_at, unspaced, unspaced_at) = t.for_turns();
         assert_eq!((words, unspaced), (vec!["caroline:*".to_owned(), "paint:*".to_owned()], vec!["画画".to_owned()]));
-        assert!((word_weights.iter().chain(&unspaced_weights).sum::<f64>() - 1.0).abs() < 1e-9);
-        assert!(word_weights[0] < word_weights[1] && word_weights[1] < unspaced_weights[0], "{word_weights:?}");
+        assert_eq!((words_at, unspaced_at), (vec![1, 2], vec![3]), "where each finds its weight");
         let mut short = terms("caroline paint");
         short.weigh(vec![2.0]);
         assert_eq!(short.weights, vec![2.0, 1.0], "a term without a weight weighs 1");
