@@ -56,8 +56,9 @@ impl TableLookup for EventLookup<'_> {
         EventLookup::scan(self, conn).await
     }
 
-    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
-        EventLookup::indexed(self, conn).await
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
+        let results = EventLookup::indexed(self, conn).await?;
+        Ok(Scanned { results, weights: None })
     }
 }
 

@@ -79,10 +79,10 @@ pub(super) trait TableLookup {
     async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>>;
 
     /// Through the HNSW and text indexes.
-    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>>;
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned>;
 }
 
-/// What a scan found, and the query terms' weights when it weighed them itself.
+/// What a lookup found, and the query terms' weights when it weighed them itself.
 pub(super) struct Scanned {
     pub results: Vec<SearchResult>,
     pub weights: Option<Vec<f64>>,
@@ -162,7 +162,7 @@ impl Lookups {
     }
 
     /// The index way, through the user's own HNSW graph when they have one.
-    pub(super) async fn indexed<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Vec<SearchResult>> {
+    pub(super) async fn indexed<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Scanned> {
         let (tenant, user) = lookup.user();
         let own_index = self.remembered(L::TABLE).get(tenant, user).is_some_and(|large| large.own_index);
         let pool = if own_index { &self.own_graphs } else { &self.shared_graph };

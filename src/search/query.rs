@@ -39,8 +39,9 @@ pub async fn run(
     };
     let mut terms = terms(&query.text);
     let window = when::resolve(&query.text, now);
-    // The query's terms are weighed by the first scan, which reads the user's latest turns
-    // in the same statement, or else by a statement of their own before the index way.
+    // The query's terms are weighed by the first statement that reads the user's latest
+    // turns anyway, or whose plan is made for the lookup (the index way); else by a
+    // statement of their own.
     let mut turns = None;
     if query.events {
         turns = lookups.scan(&EventLookup::new(tenant, query, &vector, &terms, window, settings)).await?;
@@ -50,20 +51,15 @@ pub async fn run(
     }
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
-        let weigh = terms.unweighed();
-        match lookups.scan(&MemoryLookup::new(lookup, tenant, query, &vector, &terms, weigh)).await? {
-            Some(scanned) => {
-                if let Some(weights) = scanned.weights {
-                    terms.weigh(weights);
-                }
-                results.extend(scanned.results);
-            }
-            None => {
-                lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
-                let memories = MemoryLookup::new(lookup, tenant, query, &vector, &terms, false);
-                results.extend(lookups.indexed(&memories).await?);
-            }
+        let memories = MemoryLookup::new(lookup, tenant, query, &vector, &terms, terms.unweighed());
+        let found = match lookups.scan(&memories).await? {
+            Some(scanned) => scanned,
+            None => lookups.indexed(&memories).await?,
+        };
+        if let Some(weights) = found.weights {
+            terms.weigh(weights);
         }
+        results.extend(found.results);
     }
     if (query.events && turns.is_none()) || query.session_summaries || query.period_summaries {
         lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
@@ -73,7 +69,7 @@ pub async fn run(
             Some(scanned) => results.extend(scanned.results),
             None => {
                 let lookup = EventLookup::new(tenant, query, &vector, &terms, window, settings);
-                results.extend(lookups.indexed(&lookup).await?);
+                results.extend(lookups.indexed(&lookup).await?.results);
             }
         }
     }
@@ -157,7 +153,7 @@ impl TableLookup for MemoryLookup<'_> {
         MemoryLookup::scan(self, conn).await
     }
 
-    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
         MemoryLookup::indexed(self, conn).await
     }
 }
@@ -226,7 +222,8 @@ impl<'a> MemoryLookup<'a> {
         };
         format!(
             "WITH {weights}, query_terms AS MATERIALIZED (
-                SELECT t, w / nullif(sum(w) OVER (), 0) AS w FROM unnest($9::text[]) WITH ORDINALITY u(t, n) JOIN weights USING (n)
+                SELECT forms.*, w / nullif(sum(w) OVER (), 0) AS w
+                  FROM unnest($9::text[]) WITH ORDINALITY u(t, n) JOIN weights USING (n) CROSS JOIN {forms}
              ), {candidates}
              SELECT m.id, m.kind, m.category, m.key, m.content, m.updated_at, m.source_event_ids, m.valid_from, m.similarity,
                     (SELECT coalesce(sum(w), 0) FROM query_terms WHERE {contains})::float8,
@@ -238,7 +235,8 @@ impl<'a> MemoryLookup<'a> {
                     SELECT last_accessed_at, access_count FROM memory_access
                      WHERE tenant_id = $1 AND memory_id = m.id LIMIT 1) a ON true",
             // Only for the candidates: the words matched are a keyed fact's canonical statement too.
-            contains = super::terms::contains_sql(crate::memories::match_text_sql())
+            contains = super::terms::contains_sql(crate::memories::match_text_sql()),
+            forms = super::terms::forms_sql("t"),
         )
     }
 
@@ -258,17 +256,16 @@ impl<'a> MemoryLookup<'a> {
              )",
             limit = self.settings.scan_limit as i64 + 1
         ));
-        let mut rows = self.fetch(conn, sql).await?;
+        let rows = self.fetch(conn, sql).await?;
         if rows.first().is_some_and(|row| row.11 > self.settings.scan_limit as i64) {
             return Ok(None);
         }
-        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.12));
-        Ok(Some(Scanned { results: self.results(rows), weights }))
+        Ok(Some(self.found(rows)))
     }
 
     /// The nearest from an HNSW index (the user's own when they have one: the plan sees
     /// their ids) and the keyword matches from the text indexes or the user's rows.
-    pub(super) async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
+    pub(super) async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
         let (filter, columns) = (self.filter(), self.columns());
         let dims = self.vector.dims();
         let sql = self.ranked(&format!(
@@ -283,8 +280,13 @@ impl<'a> MemoryLookup<'a> {
                 SELECT *, 0::bigint AS scanned FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw WHERE id NOT IN (SELECT id FROM vec)) c
              )"
         ));
-        let rows = self.fetch(conn, sql).await?;
-        Ok(self.results(rows))
+        Ok(self.found(self.fetch(conn, sql).await?))
+    }
+
+    /// The rows as results, with the weights the statement found when it weighed the terms.
+    fn found(&self, mut rows: Vec<Row>) -> Scanned {
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.12));
+        Scanned { results: self.results(rows), weights }
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {

@@ -59,12 +59,13 @@ pub async fn search(
     let sql = format!(
         "SELECT * FROM (SELECT {id}, summary, {updated}, {sources}, {span},
                 CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $3) ELSE 0 END AS similarity,
-                (SELECT coalesce(sum(w), 0) FROM unnest($4::text[], $9::float8[]) u(t, w) WHERE {contains})::float8
+                (SELECT coalesce(sum(w), 0) FROM unnest($4::text[], $9::float8[]) u(t, w), {forms} WHERE {contains})::float8
            FROM {table}
           WHERE tenant_id = $1 AND user_id = $2 AND {visible}) s
           WHERE ($7::timestamptz IS NULL OR s.span_end >= $7) AND ($8::timestamptz IS NULL OR s.span_start < $8)
           ORDER BY similarity DESC LIMIT $6",
-        contains = super::terms::contains_sql("summary")
+        contains = super::terms::contains_sql("summary"),
+        forms = super::terms::forms_sql("t"),
     );
     let (like_terms, weights) = terms.weighted();
     // id, summary, updated, sources, span start and end, similarity, lexical

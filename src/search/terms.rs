@@ -9,8 +9,9 @@
 //! weight is its rarity among the user's recent turns (BM25's inverse document frequency
 //! over the last [`RECENT_TURNS`]): "Caroline" in a question to Caroline's memory, said
 //! in every other turn, counts for less than "pottery", said once. The weights are
-//! counted in SQL ([`weights_sql`]): by the scan of a user's turns, which reads those
-//! turns anyway, or else by a statement of their own before the lookups that need them.
+//! counted in SQL ([`weights_sql`]) by the first statement of a lookup: the scan of a
+//! user's turns, which reads those turns anyway, or the search of their memories (a scan,
+//! or the index way, planned for the lookup); else by a statement of their own.
 
 const MAX_TERMS: usize = 16;
 
@@ -129,9 +130,10 @@ pub fn normalised(weights: impl Iterator<Item = f64>) -> Vec<f64> {
 pub fn weights_sql(terms: &str) -> String {
     format!(
         "SELECT n, ln(1 + (greatest(turns, 1) - greatest(df, 1) + 0.5) / (greatest(df, 1) + 0.5)) AS w
-           FROM unnest({terms}::text[]) WITH ORDINALITY u(term, n), lower(term) t,
+           FROM unnest({terms}::text[]) WITH ORDINALITY u(term, n), lower(term) t, {forms},
                 LATERAL (SELECT count(*)::float8 AS df FROM recent WHERE {contains}) d,
                 (SELECT count(*)::float8 AS turns FROM recent) r",
+        forms = forms_sql("t"),
         contains = contains("content", "LIKE", "~")
     )
 }
@@ -221,17 +223,26 @@ fn without_question_words(token: &str) -> Vec<&str> {
     pieces
 }
 
-/// SQL: whether `text` holds the term `t` (`ILIKE`-escaped), Latin terms of one or two
-/// characters as whole words (`b` in "Project B", not in "by"), others as substrings.
+/// SQL: a `LATERAL` item `forms` of what the term `t` (`ILIKE`-escaped) is matched by,
+/// made once per term rather than once per text it is matched against: `pattern`, the
+/// term as a substring; `short`, whether it is a Latin term of one or two characters,
+/// which must be a whole word (`b` in "Project B", not in "by"); `word`, that whole word
+/// as a regular expression.
+pub fn forms_sql(t: &str) -> String {
+    format!(
+        r"LATERAL (SELECT {t} ~ '^[a-z0-9]{{1,2}}$' AS short, '%' || {t} || '%' AS pattern, '\m' || {t} || '\M' AS word) forms"
+    )
+}
+
+/// SQL: whether `text` holds the term whose [`forms_sql`] are in scope. The regular
+/// expression runs only on a text that holds the short term as a substring.
 pub fn contains_sql(text: &str) -> String {
     contains(text, "ILIKE", "~*")
 }
 
 /// [`contains_sql`] with the operators given: case-sensitive ones for a lowercased `text`.
 fn contains(text: &str, like: &str, regex: &str) -> String {
-    format!(
-        r"CASE WHEN t ~ '^[a-z0-9]{{1,2}}$' THEN ({text}) {regex} ('\m' || t || '\M') ELSE ({text}) {like} '%' || t || '%' END"
-    )
+    format!("({text}) {like} pattern AND (NOT short OR ({text}) {regex} word)")
 }
 
 /// Escapes `%`, `_` and `\` for a literal `ILIKE` match.
