@@ -102,6 +102,36 @@ impl Aliases {
     }
 }
 
+/// The trigrams of `text` as PostgreSQL's `pg_trgm` makes them, sorted: every three
+/// characters in a row of each word (a run of letters and digits, lowercased) padded with
+/// two spaces before and one after.
+pub fn trigrams(text: &str) -> Vec<[char; 3]> {
+    let mut all = Vec::new();
+    for word in text.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let padded: Vec<char> = "  ".chars().chain(word.chars()).chain(std::iter::once(' ')).collect();
+        all.extend(padded.windows(3).map(|t| [t[0], t[1], t[2]]));
+    }
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// `pg_trgm`'s `similarity` of two texts' [`trigrams`]: those they share over those either has.
+pub fn similarity(a: &[[char; 3]], b: &[[char; 3]]) -> f32 {
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => (i, j, shared) = (i + 1, j + 1, shared + 1),
+        }
+    }
+    match a.len() + b.len() - shared {
+        0 => 0.0,
+        either => shared as f32 / either as f32,
+    }
+}
+
 impl Default for Aliases {
     fn default() -> Self {
         Self::new(&HashMap::new())
@@ -126,5 +156,23 @@ mod tests {
         let extended = Aliases::new(&HashMap::from([("atl".to_owned(), "Atlas".to_owned())]));
         assert_eq!(extended.canonical("ATL"), Some("Atlas"));
         assert!(aliases.all_names_of("PostgreSQL").contains(&"pg".to_owned()));
+    }
+
+    #[test]
+    fn trigram_similarity_is_pg_trgms() {
+        // Each figure as PostgreSQL 18's pg_trgm gives it.
+        for (a, b, expected) in [
+            ("chekout project", "checkout project", 0.7368421),
+            ("postgress", "PostgreSQL", 0.61538464),
+            ("ab", "abc", 0.4),
+            ("node.js", "nodejs", 0.5),
+            ("c++ dev", "c dev", 1.0),
+            ("priya", "priya sharma", 0.46153846),
+            ("张伟", "张伟 同事", 0.5),
+            ("a", "b", 0.0),
+            ("", "x", 0.0),
+        ] {
+            assert_eq!(similarity(&trigrams(a), &trigrams(b)), expected, "{a} / {b}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::consolidation::{day, run_at, say};
-use crate::helpers::{TestApp, error_of, scripted_llm, spawn_app};
+use crate::helpers::{TestApp, error_of, scripted_llm, spawn_app, test_settings};
 use crate::jobs::{executor, executor_with, job_dir};
 
 const JOBS: &[(&str, &str)] = &[("extract_facts", "schedule = \"0 0 * * * *\"")];
@@ -118,6 +118,42 @@ async fn the_multi_hop_question_in_english_is_answered_through_the_graph() {
     assert_eq!(status, 400);
     let (status, _) = get_json(&app, &key, "/v1/users/ana/graph?entity=Nobody").await;
     assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_first_name_a_misspelt_name_or_none_start_the_walk_whether_edges_are_read_at_once_or_hop_by_hop() {
+    let (app, key) = heard(
+        "ana",
+        &[
+            "My name is Ana Lopes.",
+            "I lead the checkout project.",
+            "The checkout project uses Django and Postgres.",
+            "My colleague Priya Sharma owns the payment module.",
+        ],
+    )
+    .await;
+    // The same database through an app that walks every graph through the database.
+    let mut settings = test_settings();
+    settings.graph.scan_limit = 0;
+    let hop_by_hop = engram::startup::Application::build(settings, app.db.clone()).await.unwrap();
+    let hop_by_hop_url = format!("http://127.0.0.1:{}/v1/search", hop_by_hop.port());
+    tokio::spawn(hop_by_hop.run_until_stopped());
+
+    for (question, expected) in [
+        ("What does Priya own?", "Priya Sharma"),
+        ("Which database does the chekout project use?", "checkout project —uses→ PostgreSQL"),
+        ("Tell me more", ""),
+    ] {
+        let query = json!({"user_id": "ana", "query": question, "kinds": ["relation"], "min_score": 0.0});
+        let at_once = app.search(&key, &query).await;
+        let walked: Value =
+            app.client.post(&hop_by_hop_url).bearer_auth(&key).json(&query).send().await.unwrap().json().await.unwrap();
+        assert_eq!(relations_of(&at_once), relations_of(&walked), "{question}");
+        match expected {
+            "" => assert!(relations_of(&at_once).is_empty(), "a question naming nothing the graph holds: {at_once}"),
+            _ => assert!(relations_of(&at_once).iter().any(|r| r.contains(expected)), "{question}: {at_once}"),
+        }
+    }
 }
 
 #[tokio::test]

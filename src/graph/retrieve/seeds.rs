@@ -13,7 +13,7 @@ use super::validity;
 use super::walk::Edge;
 use crate::domain::{TenantId, UserId};
 use crate::graph::GraphSettings;
-use crate::graph::names::{Aliases, normalise};
+use crate::graph::names::{Aliases, normalise, similarity, trigrams};
 use crate::models::Embedding;
 
 /// An entity a walk starts from, and how surely the query means it (0..1).
@@ -83,15 +83,52 @@ pub fn names_in(query: &str, aliases: &Aliases) -> Vec<String> {
     names
 }
 
-/// What the names of an entity are matched by in a query: its normal form, its aliases
-/// and its first word (a person's first name).
-const NAMES: &str = "aliases || norm_name || split_part(norm_name, ' ', 1)";
+/// SQL: the entities a query names in full (`$3`: [`names_in`]), by normal form or alias,
+/// each branch through its own index, with the names they are matched by in a query:
+/// normal form, aliases and first word (a person's first name).
+const NAMED: &str = "SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) AS names FROM entities
+     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = ANY($3)
+    UNION
+    SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) FROM entities
+     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND aliases && $3";
+
+/// SQL: people by their first name among `$3` ("Sam" for Sam Carter).
+const FIRST_NAMES: &str = "SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) AS names FROM entities
+     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
+       AND split_part(norm_name, ' ', 1) = ANY($3)";
+
+/// SQL: entities whose name is like one of the words `$words` by trigrams, at least
+/// `$similarity`, the likest first.
+fn misspelt(words: &str, similarity: &str, gate: &str) -> String {
+    format!(
+        "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest({words}::text[]) w
+          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w {gate}
+          GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= {similarity} ORDER BY s DESC LIMIT 8"
+    )
+}
+
+/// SQL: the three entities nearest the query vector `$vector` (none without one).
+fn nearest(query: Option<&Embedding>, vector: &str, gate: &str) -> String {
+    let Some(dims) = query.map(Embedding::dims) else {
+        return "SELECT NULL::uuid AS id, 0::float8 AS s WHERE false".to_owned();
+    };
+    format!(
+        "SELECT id, (1 - (embedding::halfvec({dims}) <=> {vector}::halfvec({dims})))::float8 AS s FROM entities
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = {dims} {gate}
+          ORDER BY embedding::halfvec({dims}) <=> {vector}::halfvec({dims}) LIMIT 3"
+    )
+}
+
 /// The entities a lookup starts from (see the module documentation), and with
 /// `scan_edges` the user's edges and entity names when they are at most
-/// `graph.scan_limit`, in one statement on `conn` (plans cached). For a user with more,
-/// a misspelt name and the relations of the best results' turns are looked up on a
-/// connection of `planned`, which plans each statement for its values: a generic plan
-/// reads all of a large user's entities or relations for them.
+/// `graph.scan_limit`, in one statement on `conn` (plans cached). A seed found a surer
+/// way stops the less sure ones (a name in full, a first name, a misspelt name, the
+/// query's meaning, in that order): a user with many alike names would otherwise match
+/// them all. When the query names none in full, one more statement looks the other
+/// ways ([`unnamed`]); for a user with more edges, a misspelt name and the relations of
+/// the best results' turns are looked up by statements of their own on a connection of
+/// `planned`, which plans each statement for its values: a generic plan reads all of a
+/// large user's entities or relations for them.
 #[allow(clippy::too_many_arguments)]
 pub async fn start(
     conn: &mut PgConnection,
@@ -107,28 +144,22 @@ pub async fn start(
     settings: &GraphSettings,
 ) -> sqlx::Result<Start> {
     let names = names_in(query, aliases);
-    // Names and aliases, each branch through its own index; the edges through
-    // `relations_edges` and the entities' names through `entities_listing`, index-only.
-    // A row is a seed (`kind` 0, with its names), an edge (1) or an entity's name (2).
+    // The edges through `relations_edges` and the entities' names through
+    // `entities_listing`, index-only. A row is a seed (`kind` 0, with its names), an edge
+    // (1) or an entity's name (2, with its normal form).
     let sql = format!(
-        "WITH named AS (
-            SELECT id, {NAMES} AS names FROM entities
-             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = ANY($3)
-            UNION
-            SELECT id, {NAMES} FROM entities
-             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND aliases && $3
-         ), edges AS (
+        "WITH named AS ({NAMED}), edges AS (
             SELECT r.id, r.subject_id, r.object_id, r.valid_from, r.source_event_ids && $4 AS stated FROM relations r
              WHERE r.tenant_id = $1 AND r.user_id = $2 AND {validity} AND $6 LIMIT $5
          ), entity_names AS (
-            SELECT id, name FROM entities
+            SELECT id, name, norm_name FROM entities
              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND $6 LIMIT $5
          )
          SELECT 0::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, names, NULL::text FROM named
          UNION ALL
          SELECT 1::int2, id, subject_id, object_id, valid_from, stated, NULL::text[], NULL::text FROM edges
          UNION ALL
-         SELECT 2::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, NULL::text[], name FROM entity_names",
+         SELECT 2::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, ARRAY[norm_name], name FROM entity_names",
         validity = validity(as_of.is_some(), "$7")
     );
     type Row =
@@ -148,6 +179,7 @@ pub async fn start(
     let mut edges: Vec<Edge> = Vec::new();
     let mut stated: Vec<(Uuid, f64)> = Vec::new();
     let mut entity_names: HashMap<Uuid, String> = HashMap::new();
+    let mut normal_forms: Vec<(Uuid, Vec<String>)> = Vec::new();
     for (kind, id, subject, object, valid_from, was_stated, row_names, name) in rows {
         match (kind, subject, object, valid_from) {
             (1, Some(subject_id), Some(object_id), Some(valid_from)) => {
@@ -158,6 +190,7 @@ pub async fn start(
             }
             (2, ..) => {
                 entity_names.insert(id, name.unwrap_or_default());
+                normal_forms.push((id, row_names.unwrap_or_default()));
             }
             _ => {
                 found.push((id, 1.0));
@@ -168,49 +201,59 @@ pub async fn start(
     let within = |n: usize| scan_edges && n as i64 <= settings.scan_limit;
     let entity_names = (within(edges.len()) && within(entity_names.len())).then_some(entity_names);
     let edges = within(edges.len()).then_some(edges);
-    // A person by their first name ("Sam" for Sam Carter), or a misspelt name
-    // ("Postgress"), only when the query names none in full: a user with many alike
-    // names would otherwise match them all.
+    let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
+    let mut own = None;
     if found.is_empty() {
-        let sql = format!(
-            "SELECT id, {NAMES} FROM entities
-              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
-                AND split_part(norm_name, ' ', 1) = ANY($3)
-              LIMIT 8"
-        );
-        let people: Vec<(Uuid, Vec<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(&names)
-            .fetch_all(&mut *conn)
-            .await?;
-        for (id, names) in people {
-            found.push((id, 1.0));
-            seed_names.extend(names);
+        let other_ways = match entity_names.is_some() {
+            true => {
+                let misspelt = misspelt_among(&normal_forms, &long, settings);
+                let mut ways = unnamed(conn, tenant, user, &names, vector, !misspelt.is_empty()).await?;
+                if !ways.iter().any(|way| way.named) {
+                    ways.extend(misspelt);
+                }
+                ways
+            }
+            false => {
+                let mut ways =
+                    sqlx::query_as::<_, (Uuid, Vec<String>)>(sqlx::AssertSqlSafe(format!("{FIRST_NAMES} LIMIT 8")))
+                        .bind(tenant.as_str())
+                        .bind(user.as_str())
+                        .bind(&names)
+                        .fetch_all(&mut *conn)
+                        .await?
+                        .into_iter()
+                        .map(|(id, names)| Way { id, similarity: 1.0, names, named: true })
+                        .collect::<Vec<_>>();
+                if ways.is_empty() && !long.is_empty() {
+                    let custom = for_values(&mut own, planned).await?;
+                    let misspelt: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(misspelt("$3", "$4", "")))
+                        .bind(tenant.as_str())
+                        .bind(user.as_str())
+                        .bind(&long)
+                        .bind(settings.name_similarity as f64)
+                        .fetch_all(custom)
+                        .await?;
+                    ways.extend(misspelt.into_iter().map(|(id, similarity)| Way::by(id, similarity, true)));
+                }
+                if let (true, Some(vector)) = (ways.is_empty(), vector) {
+                    let near: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(nearest(Some(vector), "$3", "")))
+                        .bind(tenant.as_str())
+                        .bind(user.as_str())
+                        .bind(vector.to_pgvector())
+                        .fetch_all(&mut *conn)
+                        .await?;
+                    ways.extend(near.into_iter().map(|(id, similarity)| Way::by(id, similarity, false)));
+                }
+                ways
+            }
+        };
+        for way in other_ways {
+            if way.named || way.similarity >= settings.seed_similarity as f64 {
+                found.push((way.id, way.similarity));
+                seed_names.extend(way.names);
+            }
         }
     }
-    let mut own = None;
-    let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
-    if found.is_empty() && !long.is_empty() {
-        let conn = match edges {
-            Some(_) => &mut *conn,
-            None => for_values(&mut own, planned).await?,
-        };
-        found.extend(
-            sqlx::query_as::<_, (Uuid, f64)>(
-                "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest($3::text[]) w
-                  WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
-                  GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $4 ORDER BY s DESC LIMIT 8",
-            )
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(&long)
-            .bind(settings.name_similarity as f64)
-            .fetch_all(&mut *conn)
-            .await?,
-        );
-    }
-    let named = !found.is_empty();
     found.extend(stated);
     if edges.is_none() && !from_events.is_empty() {
         let custom = for_values(&mut own, planned).await?;
@@ -227,21 +270,6 @@ pub async fn start(
             .await?,
         );
     }
-    if !named && let Some(vector) = vector {
-        let dims = vector.dims();
-        let sql = format!(
-            "SELECT id, (1 - (embedding::halfvec({dims}) <=> $3::halfvec({dims})))::float8 AS s FROM entities
-              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = {dims}
-              ORDER BY embedding::halfvec({dims}) <=> $3::halfvec({dims}) LIMIT 3"
-        );
-        let near: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(vector.to_pgvector())
-            .fetch_all(&mut *conn)
-            .await?;
-        found.extend(near.into_iter().filter(|(_, s)| *s >= settings.seed_similarity as f64));
-    }
     let mut best: HashMap<Uuid, f64> = HashMap::new();
     for (entity, weight) in found {
         let slot = best.entry(entity).or_insert(0.0);
@@ -253,6 +281,71 @@ pub async fn start(
     seed_names.sort();
     seed_names.dedup();
     Ok(Start { seeds, names: seed_names, edges, entity_names })
+}
+
+/// An entity found by a way other than its name in full.
+struct Way {
+    id: Uuid,
+    similarity: f64,
+    /// A first name's names, matched in the query.
+    names: Vec<String>,
+    /// Whether found by a name (first or misspelt) rather than by meaning, which must
+    /// reach `graph.seed_similarity`.
+    named: bool,
+}
+
+impl Way {
+    fn by(id: Uuid, similarity: f64, named: bool) -> Self {
+        Self { id, similarity, names: Vec::new(), named }
+    }
+}
+
+/// The entities with a normal form among `normal_forms` like one of `long` (trigrams,
+/// as `pg_trgm` finds them: `%` at its threshold 0.3, and `graph.name_similarity`), the
+/// likest eight.
+fn misspelt_among(normal_forms: &[(Uuid, Vec<String>)], long: &[&String], settings: &GraphSettings) -> Vec<Way> {
+    let words: Vec<Vec<[char; 3]>> = long.iter().map(|w| trigrams(w)).collect();
+    let least = (settings.name_similarity as f64).max(0.3);
+    let mut found: Vec<Way> = normal_forms
+        .iter()
+        .filter_map(|(id, forms)| {
+            let name = trigrams(forms.first()?);
+            let best = words.iter().map(|w| similarity(&name, w)).fold(0.0f32, f32::max);
+            (best as f64 >= least).then(|| Way::by(*id, best as f64, true))
+        })
+        .collect();
+    found.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
+    found.truncate(8);
+    found
+}
+
+/// The seeds of a query that names no entity in full, in one statement (plans cached):
+/// people by a first name among `names`, else, unless `misspelt` names were found, the
+/// three entities nearest the query's meaning.
+async fn unnamed(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    names: &[String],
+    vector: Option<&Embedding>,
+    misspelt: bool,
+) -> sqlx::Result<Vec<Way>> {
+    let sql = format!(
+        "WITH first_names AS ({FIRST_NAMES} LIMIT 8), nearest AS ({})
+         SELECT id, 1::float8, names, true FROM first_names
+         UNION ALL
+         SELECT id, s, '{{}}'::text[], false FROM nearest",
+        nearest(vector, "$4", "AND NOT $5 AND NOT EXISTS (SELECT FROM first_names)"),
+    );
+    let rows: Vec<(Uuid, f64, Vec<String>, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(names)
+        .bind(vector.map(Embedding::to_pgvector))
+        .bind(misspelt)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows.into_iter().map(|(id, similarity, names, named)| Way { id, similarity, names, named }).collect())
 }
 
 /// The connection in `slot`, taken from `pool` (planning each statement for its values) the first time.
