@@ -68,6 +68,9 @@ impl AccessRecorder {
     }
 }
 
+/// Writes one tenant's counts in the order of their memories' ids: replicas flushing
+/// counts of the same memories at once lock their rows in the same order, so neither
+/// waits for the other in a cycle (a deadlock, which fails one of the flushes).
 async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Result<usize> {
     let ids: Vec<Uuid> = batch.keys().map(|k| k.1).collect();
     let users: Vec<&str> = batch.values().map(|v| v.0.as_str()).collect();
@@ -83,6 +86,7 @@ async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Resul
         "INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
          SELECT $1, x.id, x.u, x.n, x.at FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[]) AS x(id, u, n, at)
           WHERE EXISTS (SELECT FROM memories m WHERE m.tenant_id = $1 AND m.id = x.id)
+          ORDER BY x.id
          ON CONFLICT (tenant_id, memory_id) DO UPDATE
             SET access_count = memory_access.access_count + excluded.access_count,
                 last_accessed_at = greatest(memory_access.last_accessed_at, excluded.last_accessed_at)",

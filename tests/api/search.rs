@@ -143,6 +143,36 @@ async fn served_memories_have_their_access_counted_after_a_flush() {
 }
 
 #[tokio::test]
+async fn replicas_flushing_counts_of_the_same_memories_at_once_lose_none() {
+    let app = spawn_app().await;
+    // Counting accesses needs only the memories to exist.
+    let ids: Vec<uuid::Uuid> = sqlx::query_scalar(
+        "INSERT INTO memories (tenant_id, id, user_id, kind, category, content)
+         SELECT 'acme', gen_random_uuid(), 'erin', 'fact', 'technical', 'Fact ' || n FROM generate_series(1, 2000) n
+         RETURNING id",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap();
+    let (tenant, user) =
+        (engram::domain::TenantId::parse("acme").unwrap(), engram::domain::UserId::parse("erin").unwrap());
+    let rounds = 10;
+    for _ in 0..rounds {
+        // Two replicas' buffers holding the same memories, flushed at the same time.
+        let (a, b) = (engram::access::AccessRecorder::default(), engram::access::AccessRecorder::default());
+        a.record(&tenant, &user, ids.iter().copied(), Utc::now());
+        b.record(&tenant, &user, ids.iter().rev().copied(), Utc::now());
+        let (from_a, from_b) = tokio::join!(a.flush(&app.db.pool), b.flush(&app.db.pool));
+        assert_eq!((from_a.unwrap(), from_b.unwrap()), (ids.len(), ids.len()), "neither flush failed");
+    }
+    let counts: Vec<i32> = sqlx::query_scalar("SELECT access_count FROM memory_access ORDER BY memory_id")
+        .fetch_all(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(counts, vec![2 * rounds; ids.len()], "every access counted once");
+}
+
+#[tokio::test]
 async fn bad_search_input_names_the_field_and_never_500s() {
     let app = spawn_app().await;
     let key = app.key("acme", "read").await;
