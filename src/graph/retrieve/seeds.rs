@@ -97,15 +97,11 @@ const FIRST_NAMES: &str = "SELECT id, aliases || norm_name || split_part(norm_na
      WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
        AND split_part(norm_name, ' ', 1) = ANY($3)";
 
-/// SQL: entities whose name is like one of the words `$words` by trigrams, at least
-/// `$similarity`, the likest first.
-fn misspelt(words: &str, similarity: &str, gate: &str) -> String {
-    format!(
-        "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest({words}::text[]) w
-          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w {gate}
-          GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= {similarity} ORDER BY s DESC LIMIT 8"
-    )
-}
+/// SQL: the eight entities whose name is likest one of the words `$3` by trigrams, at
+/// least `$4` (through `entities_trgm`; [`misspelt_among`] does the same in the service).
+const MISSPELT: &str = "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest($3::text[]) w
+     WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
+     GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $4 ORDER BY s DESC LIMIT 8";
 
 /// SQL: the three entities nearest the query vector `$vector` (none without one).
 fn nearest(query: Option<&Embedding>, vector: &str, gate: &str) -> String {
@@ -179,7 +175,7 @@ pub async fn start(
     let mut edges: Vec<Edge> = Vec::new();
     let mut stated: Vec<(Uuid, f64)> = Vec::new();
     let mut entity_names: HashMap<Uuid, String> = HashMap::new();
-    let mut normal_forms: Vec<(Uuid, Vec<String>)> = Vec::new();
+    let mut normal_forms: Vec<(Uuid, String)> = Vec::new();
     for (kind, id, subject, object, valid_from, was_stated, row_names, name) in rows {
         match (kind, subject, object, valid_from) {
             (1, Some(subject_id), Some(object_id), Some(valid_from)) => {
@@ -190,7 +186,7 @@ pub async fn start(
             }
             (2, ..) => {
                 entity_names.insert(id, name.unwrap_or_default());
-                normal_forms.push((id, row_names.unwrap_or_default()));
+                normal_forms.push((id, row_names.into_iter().flatten().next().unwrap_or_default()));
             }
             _ => {
                 found.push((id, 1.0));
@@ -213,39 +209,7 @@ pub async fn start(
                 }
                 ways
             }
-            false => {
-                let mut ways =
-                    sqlx::query_as::<_, (Uuid, Vec<String>)>(sqlx::AssertSqlSafe(format!("{FIRST_NAMES} LIMIT 8")))
-                        .bind(tenant.as_str())
-                        .bind(user.as_str())
-                        .bind(&names)
-                        .fetch_all(&mut *conn)
-                        .await?
-                        .into_iter()
-                        .map(|(id, names)| Way { id, similarity: 1.0, names, named: true })
-                        .collect::<Vec<_>>();
-                if ways.is_empty() && !long.is_empty() {
-                    let custom = for_values(&mut own, planned).await?;
-                    let misspelt: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(misspelt("$3", "$4", "")))
-                        .bind(tenant.as_str())
-                        .bind(user.as_str())
-                        .bind(&long)
-                        .bind(settings.name_similarity as f64)
-                        .fetch_all(custom)
-                        .await?;
-                    ways.extend(misspelt.into_iter().map(|(id, similarity)| Way::by(id, similarity, true)));
-                }
-                if let (true, Some(vector)) = (ways.is_empty(), vector) {
-                    let near: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(nearest(Some(vector), "$3", "")))
-                        .bind(tenant.as_str())
-                        .bind(user.as_str())
-                        .bind(vector.to_pgvector())
-                        .fetch_all(&mut *conn)
-                        .await?;
-                    ways.extend(near.into_iter().map(|(id, similarity)| Way::by(id, similarity, false)));
-                }
-                ways
-            }
+            false => one_by_one(conn, planned, &mut own, tenant, user, &names, &long, vector, settings).await?,
         };
         for way in other_ways {
             if way.named || way.similarity >= settings.seed_similarity as f64 {
@@ -300,16 +264,61 @@ impl Way {
     }
 }
 
+/// The seeds of a query that names no entity in full for a user with many edges, a
+/// statement per way and each only when the surer ones found nothing; a misspelt name on
+/// the connection in `own` (planned for its values).
+#[allow(clippy::too_many_arguments)]
+async fn one_by_one(
+    conn: &mut PgConnection,
+    planned: &PgPool,
+    own: &mut Option<PoolConnection<Postgres>>,
+    tenant: &TenantId,
+    user: &UserId,
+    names: &[String],
+    long: &[&String],
+    vector: Option<&Embedding>,
+    settings: &GraphSettings,
+) -> sqlx::Result<Vec<Way>> {
+    let people: Vec<(Uuid, Vec<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{FIRST_NAMES} LIMIT 8")))
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(names)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut ways: Vec<Way> =
+        people.into_iter().map(|(id, names)| Way { id, similarity: 1.0, names, named: true }).collect();
+    if ways.is_empty() && !long.is_empty() {
+        let misspelt: Vec<(Uuid, f64)> = sqlx::query_as(MISSPELT)
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(long)
+            .bind(settings.name_similarity as f64)
+            .fetch_all(for_values(own, planned).await?)
+            .await?;
+        ways.extend(misspelt.into_iter().map(|(id, similarity)| Way::by(id, similarity, true)));
+    }
+    if let (true, Some(vector)) = (ways.is_empty(), vector) {
+        let near: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(nearest(Some(vector), "$3", "")))
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(vector.to_pgvector())
+            .fetch_all(&mut *conn)
+            .await?;
+        ways.extend(near.into_iter().map(|(id, similarity)| Way::by(id, similarity, false)));
+    }
+    Ok(ways)
+}
+
 /// The entities with a normal form among `normal_forms` like one of `long` (trigrams,
 /// as `pg_trgm` finds them: `%` at its threshold 0.3, and `graph.name_similarity`), the
 /// likest eight.
-fn misspelt_among(normal_forms: &[(Uuid, Vec<String>)], long: &[&String], settings: &GraphSettings) -> Vec<Way> {
+fn misspelt_among(normal_forms: &[(Uuid, String)], long: &[&String], settings: &GraphSettings) -> Vec<Way> {
     let words: Vec<Vec<[char; 3]>> = long.iter().map(|w| trigrams(w)).collect();
     let least = (settings.name_similarity as f64).max(0.3);
     let mut found: Vec<Way> = normal_forms
         .iter()
-        .filter_map(|(id, forms)| {
-            let name = trigrams(forms.first()?);
+        .filter_map(|(id, form)| {
+            let name = trigrams(form);
             let best = words.iter().map(|w| similarity(&name, w)).fold(0.0f32, f32::max);
             (best as f64 >= least).then(|| Way::by(*id, best as f64, true))
         })
