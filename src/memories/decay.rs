@@ -1,9 +1,12 @@
 //! Decay: how much a memory still matters. The formula is the SQL function
-//! `engram_decay` (migrations/…_read_path.sql); this module holds its parameters,
-//! the per-category decay rates, shared by search and the evict job.
+//! `engram_decay` (migrations/…_read_path.sql), which the evict job scores with;
+//! search, which ranks a few candidates in the service, computes the same with
+//! [`DecayParams::weight`]. This module holds its parameters, the per-category decay
+//! rates.
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Per-category decay rates λ (per day): recency = exp(-λ · days since last touched).
@@ -34,6 +37,25 @@ impl Default for DecayParams {
 }
 
 impl DecayParams {
+    /// `engram_decay` of a memory of `category` with `importance`, last touched (accessed,
+    /// or else created) at `touched` and accessed `accesses` times, as of `at`:
+    /// importance × recency × access frequency, where recency = exp(−λ · days since
+    /// touched) and frequency = 0.5 + 0.5 · min(1, ln(1 + accesses) / ln(11)).
+    pub fn weight(
+        &self,
+        importance: f64,
+        touched: DateTime<Utc>,
+        accesses: i32,
+        category: &str,
+        at: DateTime<Utc>,
+    ) -> f64 {
+        let lambda = self.lambdas.get(category).copied().unwrap_or(self.default_lambda);
+        let seconds = (at - touched).num_microseconds().map_or(f64::MAX, |us| us as f64 / 1e6);
+        let recency = (-lambda * (seconds / 86_400.0).max(0.0)).exp();
+        let frequency = 0.5 + 0.5 * ((1.0 + f64::from(accesses.max(0))).ln() / 11f64.ln()).min(1.0);
+        importance * recency * frequency
+    }
+
     /// The rates as JSON for the `$lambdas ->> category` lookup in SQL.
     pub fn lambdas_json(&self) -> serde_json::Value {
         serde_json::to_value(&self.lambdas).expect("a map of numbers serialises")

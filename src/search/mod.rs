@@ -41,6 +41,7 @@
 //! Lookups are read-only SQL; access statistics go through [`crate::access`].
 
 mod events;
+mod facts;
 mod lookups;
 mod query;
 pub mod relations;

@@ -91,21 +91,11 @@ impl Terms {
         (self.escaped(), normalised(self.weights.iter().copied()))
     }
 
-    /// What a turn's share counts, each term with its 1-based position in `all` (where a
-    /// statement finds its weight): the Latin terms as `to_tsquery` expressions (lone
-    /// letters too), and the unspaced ones `ILIKE`-escaped.
-    pub fn for_turns(&self) -> (Vec<String>, Vec<i64>, Vec<String>, Vec<i64>) {
-        let (mut latin, mut latin_at, mut unspaced, mut unspaced_at) = (vec![], vec![], vec![], vec![]);
-        for (at, term) in (1..).zip(&self.all) {
-            if term.is_ascii() {
-                latin.push(tsquery_term(term));
-                latin_at.push(at);
-            } else {
-                unspaced.push(escape_like(term));
-                unspaced_at.push(at);
-            }
-        }
-        (latin, latin_at, unspaced, unspaced_at)
+    /// A `to_tsquery('simple', …)` expression OR-ing every Latin term, lone letters too
+    /// (prefixes from four letters): what a raw turn's lexemes are read for, a turn's
+    /// keyword share being counted in the service ('' when there is none).
+    pub fn latin_tsquery(&self) -> String {
+        self.all.iter().filter(|t| t.is_ascii()).map(|t| tsquery_term(t)).collect::<Vec<_>>().join(" | ")
     }
 }
 
@@ -136,6 +126,32 @@ pub fn weights_sql(terms: &str) -> String {
         forms = forms_sql("t"),
         contains = contains("content", "LIKE", "~")
     )
+}
+
+/// [`weights_sql`] in the service: the weights of `terms` (lowercased, in order) among
+/// `recent`, the user's latest turns lowercased. For a scan that has those turns in hand.
+pub fn weigh_turns(terms: &[String], recent: &[String]) -> Vec<f64> {
+    let turns = (recent.len() as f64).max(1.0);
+    terms
+        .iter()
+        .map(|term| {
+            let df = (recent.iter().filter(|text| holds(text, term)).count() as f64).max(1.0);
+            (1.0 + (turns - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect()
+}
+
+/// Whether the lowercased `text` holds `term` as [`contains_sql`] matches it: as a
+/// substring, and a short Latin term (one or two letters or digits) as a whole word.
+pub fn holds(text: &str, term: &str) -> bool {
+    let short = (1..=2).contains(&term.len()) && term.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if !short {
+        return text.contains(term);
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(term).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(word) && !text[at + term.len()..].chars().next().is_some_and(word)
+    })
 }
 
 /// SQL: a `WITH` entry `weights` of the terms' weights given as the `float8[]` parameter
@@ -293,12 +309,24 @@ mod tests {
         assert_eq!(escaped, t.all);
         assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         assert!(weights[0] < weights[1] && weights[1] < weights[2], "{weights:?}");
-        let (words, words_at, unspaced, unspaced_at) = t.for_turns();
-        assert_eq!((words, unspaced), (vec!["caroline:*".to_owned(), "paint:*".to_owned()], vec!["画画".to_owned()]));
-        assert_eq!((words_at, unspaced_at), (vec![1, 2], vec![3]), "where each finds its weight");
+        assert_eq!(t.latin_tsquery(), "caroline:* | paint:*", "the unspaced term is no lexeme");
+        assert_eq!(terms("project B").latin_tsquery(), "project:* | b", "a lone letter ranks as a lexeme");
         let mut short = terms("caroline paint");
         short.weigh(vec![2.0]);
         assert_eq!(short.weights, vec![2.0, 1.0], "a term without a weight weighs 1");
+    }
+
+    #[test]
+    fn turns_in_hand_are_weighed_as_the_sql_weighs_them() {
+        assert!(holds("project b is late", "b") && !holds("by the lake", "b"), "a short term is a whole word");
+        assert!(holds("painting at the lake", "paint") && holds("我叫李明", "李明"));
+        let recent: Vec<String> =
+            ["caroline went out", "caroline: pottery!", "caroline again"].map(String::from).into();
+        let weights = weigh_turns(&["caroline".into(), "pottery".into(), "chess".into()], &recent);
+        // BM25's inverse document frequency: ln(1 + (3 - df + 0.5) / (df + 0.5)), df at least 1.
+        let idf = |df: f64| (1.0 + (3.0 - df + 0.5) / (df + 0.5)).ln();
+        assert_eq!(weights, vec![idf(3.0), idf(1.0), idf(1.0)], "a term found nowhere weighs as one said once");
+        assert!(weights[0] < weights[1]);
     }
 
     #[test]

@@ -1,0 +1,252 @@
+//! Facts and insights in search (semantic memory): the user's memories nearest the query
+//! by meaning and those holding its words. Two ways ([`super::lookups`]): a user with at
+//! most `search.scan_limit` memories has them read once, on a connection with cached
+//! generic plans, and the candidates are chosen in the service; a user with more is
+//! looked up through the HNSW and text indexes, planned per lookup.
+//!
+//! Either way the database finds candidates and the service ranks them: a candidate's
+//! keyword share is the weighted share of the query's terms its text holds (a keyed
+//! fact's canonical statement too, [`crate::memories::match_text`], matched as
+//! [`super::terms::holds`]), its decay [`DecayParams::weight`]. Ranking in SQL cost a
+//! scan more than the read itself (a subplan per candidate and term, a sort, a lookup of
+//! access counts per candidate).
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::lookups::{Scanned, TableLookup};
+use super::terms::Terms;
+use super::{Lookup, Parts, SearchQuery, SearchResult, candidates};
+use crate::configuration::SearchSettings;
+use crate::domain::{Kind, TenantId};
+use crate::memories::decay::DecayParams;
+use crate::models::Embedding;
+use crate::user_indexes::Indexed;
+
+/// A candidate as both ways read it: id, kind, category, key, value, content, updated,
+/// sources, importance, created, valid from, similarity, whether it holds a word that
+/// finds candidates, last access, accesses, and the query terms' weights when the
+/// statement weighed them.
+type Row = (
+    Uuid,
+    Kind,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    DateTime<Utc>,
+    Vec<Uuid>,
+    f32,
+    DateTime<Utc>,
+    DateTime<Utc>,
+    f64,
+    bool,
+    Option<DateTime<Utc>>,
+    Option<i32>,
+    Vec<f64>,
+);
+
+impl TableLookup for MemoryLookup<'_> {
+    const TABLE: Indexed = Indexed::Memories;
+
+    fn user(&self) -> (&TenantId, &str) {
+        (self.tenant, self.query.user.as_str())
+    }
+
+    fn dims(&self) -> usize {
+        self.vector.dims()
+    }
+
+    async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>> {
+        MemoryLookup::scan(self, conn).await
+    }
+
+    async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
+        MemoryLookup::indexed(self, conn).await
+    }
+}
+
+/// One search of a user's memories (facts and insights).
+pub(super) struct MemoryLookup<'a> {
+    tenant: &'a TenantId,
+    query: &'a SearchQuery,
+    vector: &'a Embedding,
+    terms: &'a Terms,
+    /// Whether the statement weighs the query's terms itself, over the user's latest
+    /// turns ([`super::terms::weights_sql`]), rather than take `terms`' weights.
+    weigh: bool,
+    settings: &'a SearchSettings,
+    decay: &'a DecayParams,
+    now: DateTime<Utc>,
+}
+
+impl<'a> MemoryLookup<'a> {
+    pub(super) fn new(
+        lookup: &Lookup<'a>,
+        tenant: &'a TenantId,
+        query: &'a SearchQuery,
+        vector: &'a Embedding,
+        terms: &'a Terms,
+        weigh: bool,
+    ) -> Self {
+        let Lookup { settings, decay, now, .. } = *lookup;
+        Self { tenant, query, vector, terms, weigh, settings, decay, now }
+    }
+
+    /// Current memories, or those valid at `as_of` (superseded ones included then).
+    /// Spelled out per case: the HNSW and text indexes cover what search can return,
+    /// and the planner uses them only when the statement says so in so many words.
+    fn filter(&self) -> String {
+        let validity = match self.query.as_of {
+            None => "status = 'active' AND $10::timestamptz IS NULL",
+            Some(_) => {
+                "status IN ('active', 'superseded') AND valid_from <= $10 AND (valid_to IS NULL OR valid_to > $10)"
+            }
+        };
+        format!(
+            "tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}
+             AND ($11::timestamptz IS NULL OR valid_from >= $11) AND ($12::timestamptz IS NULL OR valid_from < $12)"
+        )
+    }
+
+    /// A candidate's columns up to its similarity: everything ranking needs, so nothing
+    /// is fetched twice by id.
+    fn columns(&self) -> String {
+        let dims = self.vector.dims();
+        format!(
+            "id, kind, category, key, value, content, updated_at, source_event_ids, importance, created_at, valid_from,
+             CASE WHEN embedding_dims = {dims} THEN 1 - (embedding::vector({dims}) <=> $5) ELSE 0 END AS similarity"
+        )
+    }
+
+    /// `WITH` entries weighing the query's terms and the column that returns the weights
+    /// (empty when the statement takes them as given).
+    fn weights(&self) -> (String, &'static str) {
+        match self.weigh {
+            true => (
+                format!("{},", super::terms::recent_weights_sql("$9")),
+                "(SELECT coalesce(array_agg(w ORDER BY n), '{}') FROM weights)",
+            ),
+            false => (String::new(), "'{}'::float8[]"),
+        }
+    }
+
+    /// The user's rows read once, with their access counts (the user's access rows,
+    /// joined); `None` when there are more than `search.scan_limit`. The candidates are
+    /// the nearest by meaning and the first rows holding a word of the query.
+    pub(super) async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>> {
+        let (with, weights) = self.weights();
+        let sql = format!(
+            "WITH {with} mine AS (
+                SELECT {columns},
+                       ($7 <> '' AND content_tsv @@ (SELECT to_tsquery('simple', $7))) OR content ILIKE ANY($8) AS keyword
+                  FROM memories WHERE {filter} LIMIT {limit}
+             )
+             SELECT m.*, a.last_accessed_at, a.access_count, {weights}
+               FROM mine m LEFT JOIN (
+                    SELECT memory_id, last_accessed_at, access_count FROM memory_access WHERE tenant_id = $1 AND user_id = $2
+               ) a ON a.memory_id = m.id",
+            columns = self.columns(),
+            filter = self.filter(),
+            limit = self.settings.scan_limit as i64 + 1
+        );
+        let rows = self.fetch(conn, sql).await?;
+        if rows.len() > self.settings.scan_limit as usize {
+            return Ok(None);
+        }
+        let k = candidates(self.query.limit, self.settings);
+        let mut nearest: Vec<usize> = (0..rows.len()).collect();
+        nearest.sort_by(|&a, &b| rows[b].11.total_cmp(&rows[a].11));
+        let mut chosen = vec![false; rows.len()];
+        for i in nearest.into_iter().take(k).chain((0..rows.len()).filter(|&i| rows[i].12).take(k)) {
+            chosen[i] = true;
+        }
+        let mut rows = rows.into_iter().zip(chosen).filter_map(|(row, chosen)| chosen.then_some(row)).peekable();
+        let weights = match (self.weigh, rows.peek_mut()) {
+            (true, Some(row)) => Some(std::mem::take(&mut row.15)),
+            _ => None,
+        };
+        Ok(Some(self.ranked(rows, weights)))
+    }
+
+    /// The nearest from an HNSW index (the user's own when they have one: the plan sees
+    /// their ids) and the keyword matches from the text indexes or the user's rows.
+    pub(super) async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
+        let (with, weights) = self.weights();
+        let (filter, columns, dims) = (self.filter(), self.columns(), self.vector.dims());
+        let sql = format!(
+            "WITH {with} vec AS (
+                SELECT {columns} FROM memories WHERE {filter} AND embedding_dims = {dims}
+                 ORDER BY embedding::vector({dims}) <=> $5 LIMIT $6
+             ), kw AS (
+                SELECT {columns} FROM memories WHERE {filter}
+                   AND (($7 <> '' AND content_tsv @@ to_tsquery('simple', $7)) OR content ILIKE ANY($8))
+                 LIMIT $6
+             )
+             SELECT c.*, true, a.last_accessed_at, a.access_count, {weights}
+               FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw WHERE id NOT IN (SELECT id FROM vec)) c
+               LEFT JOIN LATERAL (
+                    SELECT last_accessed_at, access_count FROM memory_access
+                     WHERE tenant_id = $1 AND memory_id = c.id LIMIT 1) a ON true"
+        );
+        let mut rows = self.fetch(conn, sql).await?;
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.15));
+        Ok(self.ranked(rows.into_iter(), weights))
+    }
+
+    async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(self.tenant.as_str())
+            .bind(self.query.user.as_str())
+            .bind(self.query.memory_kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())
+            .bind(&self.query.categories)
+            .bind(self.vector.to_pgvector())
+            .bind(candidates(self.query.limit, self.settings) as i64)
+            .bind(&self.terms.tsquery)
+            .bind(&self.terms.like_patterns)
+            .bind(self.terms.escaped())
+            .bind(self.query.as_of)
+            .bind(self.query.since)
+            .bind(self.query.until)
+            .fetch_all(conn)
+            .await
+    }
+
+    /// The candidates as results with their keyword share and decay, and the weights
+    /// the statement found when it weighed the terms (else `terms`' own count).
+    fn ranked(&self, rows: impl Iterator<Item = Row>, weights: Option<Vec<f64>>) -> Scanned {
+        let shares = super::terms::normalised(weights.as_ref().unwrap_or(&self.terms.weights).iter().copied());
+        let results = rows
+            .map(|row| {
+                let (id, kind, category, key, value, content, updated_at, sources, importance, created_at, valid_from) =
+                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10);
+                let (similarity, last_access, accesses) = (row.11, row.13, row.14);
+                let text = crate::memories::match_text(&content, key.as_deref(), value.as_deref()).to_lowercase();
+                let keyword = self.terms.all.iter().zip(&shares).filter(|(t, _)| super::terms::holds(&text, t));
+                let keyword: f64 = keyword.map(|(_, w)| w).sum();
+                let touched = last_access.unwrap_or(created_at);
+                let decay = self.decay.weight(importance.into(), touched, accesses.unwrap_or(0), &category, self.now);
+                SearchResult {
+                    id: id.to_string(),
+                    kind: kind.into(),
+                    category: Some(category),
+                    key,
+                    content,
+                    score: 0.0,
+                    similarity,
+                    updated_at,
+                    source_event_ids: sources,
+                    created_at: None,
+                    role: None,
+                    session_id: None,
+                    fact: None,
+                    path: None,
+                    explanation: None,
+                    parts: Parts::memory(similarity, keyword, decay, valid_from),
+                }
+            })
+            .collect();
+        Scanned { results, weights }
+    }
+}
