@@ -9,9 +9,9 @@
 //! weight is its rarity among the user's recent turns (BM25's inverse document frequency
 //! over the last [`RECENT_TURNS`]): "Caroline" in a question to Caroline's memory, said
 //! in every other turn, counts for less than "pottery", said once. The weights are
-//! counted in SQL ([`weights_sql`]) by the first statement of a lookup: the scan of a
-//! user's turns, which reads those turns anyway, or the search of their memories (a scan,
-//! or the index way, planned for the lookup); else by a statement of their own.
+//! counted once per lookup: by the service from the turns a scan of the user's turns read
+//! ([`weigh_turns`]), else in SQL ([`weights_sql`]) by the search of their memories (a
+//! scan, or the index way, planned for the lookup), else by a statement of their own.
 
 const MAX_TERMS: usize = 16;
 
