@@ -110,32 +110,6 @@ async fn snapshot(db: &Database) -> String {
 }
 
 #[tokio::test]
-async fn search_ranks_by_the_decay_evict_scores_by() {
-    let (db, _) = fresh_database().await;
-    let decay = engram::memories::decay::DecayParams::default();
-    let at = chrono::Utc::now();
-    for (importance, days, accesses, category) in
-        [(0.5, 0.0, 0, "project"), (0.9, 40.5, 3, "project"), (0.2, 400.0, 25, "identity"), (1.0, -2.0, 10, "mood")]
-    {
-        let touched = at - chrono::Duration::milliseconds((days * 86_400_000.0) as i64);
-        let sql: f64 =
-            sqlx::query_scalar("SELECT engram_decay($1::real, $2, $3, coalesce(($4::jsonb ->> $5)::float8, $6), $7)")
-                .bind(importance as f32)
-                .bind(touched)
-                .bind(accesses)
-                .bind(decay.lambdas_json())
-                .bind(category)
-                .bind(decay.default_lambda)
-                .bind(at)
-                .fetch_one(&db.pool)
-                .await
-                .unwrap();
-        let service = decay.weight(f64::from(importance as f32), touched, accesses, category, at);
-        assert!((sql - service).abs() < 1e-12, "{category}, {days} days: {sql} in SQL, {service} in the service");
-    }
-}
-
-#[tokio::test]
 async fn evict_removes_stale_memories_but_keeps_pinned_identity_and_recent_ones() {
     let (db, _) = fresh_database().await;
     let dir = job_dir(&[("evict", EVICT)]);

@@ -1,7 +1,7 @@
 use chrono::{Duration, Utc};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, error_of, spawn_app, spawn_app_with, test_settings};
+use crate::helpers::{TestApp, error_of, fresh_database, spawn_app, spawn_app_with, test_settings};
 
 pub async fn seed_project_facts(app: &TestApp, user: &str) {
     for (category, content) in [
@@ -271,4 +271,30 @@ async fn users_past_the_scan_limit_get_the_same_answers_through_the_indexes() {
     }
     let first = indexed.search(&key, &json!({"user_id": "alice", "query": "which database do we use?"})).await;
     assert_eq!(contents(&first)[0], "We use PostgreSQL 16 as our main database");
+}
+
+#[tokio::test]
+async fn search_ranks_by_the_decay_evict_scores_by() {
+    let (db, _) = fresh_database().await;
+    let decay = engram::memories::decay::DecayParams::default();
+    let at = Utc::now();
+    for (importance, days, accesses, category) in
+        [(0.5, 0.0, 0, "project"), (0.9, 40.5, 3, "project"), (0.2, 400.0, 25, "identity"), (1.0, -2.0, 10, "mood")]
+    {
+        let touched = at - Duration::milliseconds((days * 86_400_000.0) as i64);
+        let sql: f64 =
+            sqlx::query_scalar("SELECT engram_decay($1::real, $2, $3, coalesce(($4::jsonb ->> $5)::float8, $6), $7)")
+                .bind(importance as f32)
+                .bind(touched)
+                .bind(accesses)
+                .bind(decay.lambdas_json())
+                .bind(category)
+                .bind(decay.default_lambda)
+                .bind(at)
+                .fetch_one(&db.pool)
+                .await
+                .unwrap();
+        let service = decay.weight(f64::from(importance as f32), touched, accesses, category, at);
+        assert!((sql - service).abs() < 1e-12, "{category}, {days} days: {sql} in SQL, {service} in the service");
+    }
 }
