@@ -227,23 +227,11 @@ impl<'a> MemoryLookup<'a> {
                 let keyword: f64 = keyword.map(|(_, w)| w).sum();
                 let touched = last_access.unwrap_or(created_at);
                 let decay = self.decay.weight(importance.into(), touched, accesses.unwrap_or(0), &category, self.now);
+                let parts = Parts::memory(similarity, keyword, decay, valid_from);
                 SearchResult {
-                    id: id.to_string(),
-                    kind: kind.into(),
                     category: Some(category),
                     key,
-                    content,
-                    score: 0.0,
-                    similarity,
-                    updated_at,
-                    source_event_ids: sources,
-                    created_at: None,
-                    role: None,
-                    session_id: None,
-                    fact: None,
-                    path: None,
-                    explanation: None,
-                    parts: Parts::memory(similarity, keyword, decay, valid_from),
+                    ..SearchResult::new(id.to_string(), kind.into(), content, updated_at, sources, parts)
                 }
             })
             .collect();

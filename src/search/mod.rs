@@ -143,6 +143,38 @@ pub struct SearchResult {
     pub parts: Parts,
 }
 
+impl SearchResult {
+    /// A result of `kind` scored by `parts` (its similarity theirs), none of the fields
+    /// only some kinds have set.
+    pub fn new(
+        id: String,
+        kind: ResultKind,
+        content: String,
+        updated_at: DateTime<Utc>,
+        source_event_ids: Vec<Uuid>,
+        parts: Parts,
+    ) -> Self {
+        Self {
+            id,
+            kind,
+            category: None,
+            key: None,
+            content,
+            score: 0.0,
+            similarity: parts.similarity,
+            updated_at,
+            source_event_ids,
+            created_at: None,
+            role: None,
+            session_id: None,
+            fact: None,
+            path: None,
+            explanation: None,
+            parts,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SearchResponse {
     pub results: Vec<SearchResult>,

@@ -117,23 +117,13 @@ fn results(reached: Vec<Reached>, terms: &[String], weights: &[f64], settings: &
             let content = retrieve::relation_line(r);
             let keyword = keyword_share(terms, weights, &match_text(r));
             let graph = r.weight * settings.hop_decay.powi(r.hop - 1);
+            let sources = r.source_event_ids.clone();
+            let parts = Parts::relation(r.similarity, keyword, graph, r.hop, settings.relation_weight, r.valid_from);
             SearchResult {
-                id: r.id.to_string(),
-                kind: ResultKind::Relation,
                 category: Some(r.predicate.clone()),
-                key: None,
-                content,
-                score: 0.0,
-                similarity: r.similarity,
-                updated_at: r.updated_at,
-                source_event_ids: r.source_event_ids.clone(),
-                created_at: None,
-                role: None,
-                session_id: None,
                 fact: Some(r.fact.clone()),
                 path: Some(retrieve::chain(r, &all)),
-                explanation: None,
-                parts: Parts::relation(r.similarity, keyword, graph, r.hop, settings.relation_weight, r.valid_from),
+                ..SearchResult::new(r.id.to_string(), ResultKind::Relation, content, r.updated_at, sources, parts)
             }
         })
         .collect();

@@ -84,23 +84,9 @@ pub async fn search(
         .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, content, updated_at, sources, start, end, similarity, lexical)| SearchResult {
-            id,
-            kind: t.kind,
-            category: None,
-            key: None,
-            content,
-            score: 0.0,
-            similarity,
-            updated_at: updated_at.unwrap_or_default(),
-            source_event_ids: sources,
-            created_at: None,
-            role: None,
-            session_id: None,
-            fact: None,
-            path: None,
-            explanation: None,
-            parts: Parts::summary(similarity, lexical, Some((start, end))),
+        .map(|(id, content, updated_at, sources, start, end, similarity, lexical)| {
+            let parts = Parts::summary(similarity, lexical, Some((start, end)));
+            SearchResult::new(id, t.kind, content, updated_at.unwrap_or_default(), sources, parts)
         })
         .collect())
 }

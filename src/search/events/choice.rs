@@ -45,23 +45,12 @@ impl From<TurnRow> for Turn {
 impl Turn {
     pub fn result(self, keyword: f64) -> SearchResult {
         let Turn { id, content, created_at, role, session_id, similarity, .. } = self;
+        let parts = Parts::event(similarity, keyword, created_at, role);
         SearchResult {
-            id: id.to_string(),
-            kind: ResultKind::Event,
-            category: None,
-            key: None,
-            content,
-            score: 0.0,
-            similarity,
-            updated_at: created_at,
-            source_event_ids: vec![id],
             created_at: Some(created_at),
             role: Some(role),
             session_id: Some(session_id),
-            fact: None,
-            path: None,
-            explanation: None,
-            parts: Parts::event(similarity, keyword, created_at, role),
+            ..SearchResult::new(id.to_string(), ResultKind::Event, content, created_at, vec![id], parts)
         }
     }
 }
