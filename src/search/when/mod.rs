@@ -19,7 +19,7 @@
 //! | a year: in 2022, 2022年 | that year |
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Utc, Weekday};
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use std::sync::LazyLock;
 
 mod annotate;
@@ -304,9 +304,15 @@ pub fn resolve(text: &str, now: DateTime<Utc>) -> Option<Window> {
     find(text, now).map(|(window, _)| window)
 }
 
+/// Every rule's pattern in one set: a query without a time phrase, most of them, is
+/// told so by one pass over its text rather than a search per rule.
+static PHRASES: LazyLock<RegexSet> =
+    LazyLock::new(|| RegexSet::new(RULES.iter().map(|(re, _)| re.as_str())).expect("valid patterns"));
+
 /// The first time phrase in `text` with its window as of `now`.
 fn find(text: &str, now: DateTime<Utc>) -> Option<(Window, String)> {
-    RULES.iter().find_map(|(re, resolve)| {
+    PHRASES.matches(text).into_iter().find_map(|rule| {
+        let (re, resolve) = &RULES[rule];
         let captures = re.captures(text)?;
         Some((resolve(&captures, now)?, captures[0].trim().to_owned()))
     })
