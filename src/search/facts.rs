@@ -12,7 +12,8 @@
 //! access counts per candidate).
 
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::postgres::PgRow;
+use sqlx::{FromRow, PgConnection, Row as _};
 use uuid::Uuid;
 
 use super::lookups::{Scanned, TableLookup};
@@ -46,6 +47,9 @@ type Row = (
     Option<i32>,
     Vec<f64>,
 );
+
+/// The column of a [`Row`]'s similarity; its keyword flag follows.
+const SIMILARITY: usize = 11;
 
 impl TableLookup for MemoryLookup<'_> {
     const TABLE: Indexed = Indexed::Memories;
@@ -151,18 +155,24 @@ impl<'a> MemoryLookup<'a> {
             filter = self.filter(),
             limit = self.settings.scan_limit as i64 + 1
         );
-        let rows = self.fetch(conn, sql).await?;
+        let rows: Vec<PgRow> = self.query(&sql).fetch_all(conn).await?;
         if rows.len() > self.settings.scan_limit as usize {
             return Ok(None);
         }
+        // Only the similarity and the keyword flag of every row: the rest is decoded for
+        // the candidates alone, a few of the rows read.
+        let (similarity, keyword) = (SIMILARITY, SIMILARITY + 1);
+        let marks = rows.iter().map(|row| Ok((row.try_get::<f64, _>(similarity)?, row.try_get::<bool, _>(keyword)?)));
+        let marks: Vec<(f64, bool)> = marks.collect::<sqlx::Result<_>>()?;
         let k = candidates(self.query.limit, self.settings);
         let mut nearest: Vec<usize> = (0..rows.len()).collect();
-        nearest.sort_by(|&a, &b| rows[b].11.total_cmp(&rows[a].11));
+        nearest.sort_by(|&a, &b| marks[b].0.total_cmp(&marks[a].0));
         let mut chosen = vec![false; rows.len()];
-        for i in nearest.into_iter().take(k).chain((0..rows.len()).filter(|&i| rows[i].12).take(k)) {
+        for i in nearest.into_iter().take(k).chain((0..rows.len()).filter(|&i| marks[i].1).take(k)) {
             chosen[i] = true;
         }
-        let mut rows = rows.into_iter().zip(chosen).filter_map(|(row, chosen)| chosen.then_some(row)).peekable();
+        let rows = rows.iter().zip(chosen).filter(|(_, chosen)| *chosen).map(|(row, _)| Row::from_row(row));
+        let mut rows = rows.collect::<sqlx::Result<Vec<Row>>>()?.into_iter().peekable();
         let weights = match (self.weigh, rows.peek_mut()) {
             (true, Some(row)) => Some(std::mem::take(&mut row.15)),
             _ => None,
@@ -196,7 +206,12 @@ impl<'a> MemoryLookup<'a> {
     }
 
     async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {
-        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        self.query(&sql).fetch_all(conn).await?.iter().map(Row::from_row).collect()
+    }
+
+    /// The statement `sql` with the lookup's parameters bound.
+    fn query<'q>(&self, sql: &'q str) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+        sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
             .bind(self.query.memory_kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())
@@ -209,8 +224,6 @@ impl<'a> MemoryLookup<'a> {
             .bind(self.query.as_of)
             .bind(self.query.since)
             .bind(self.query.until)
-            .fetch_all(conn)
-            .await
     }
 
     /// The candidates as results with their keyword share and decay, and the weights
