@@ -72,8 +72,9 @@ impl AccessRecorder {
 /// update); only a memory counted for the first time is checked to still exist and
 /// inserted — the check and the insert's conflict test cost twice the update, and in a
 /// steady state almost every count is of a memory counted before. Rows are locked in the
-/// order of their memories' ids (the batch sorted, the insert sorting them too), so replicas flushing counts of the same memories at once do not wait for
-/// each other in a cycle; should they, the failed flush puts its counts back.
+/// order of their memories' ids (the batch is sorted, and the insert sorts too), so
+/// replicas flushing counts of the same memories at once do not wait for each other in a
+/// cycle; should they, the failed flush puts its counts back.
 async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Result<usize> {
     // In the order of the ids (PostgreSQL compares uuids bytewise, as `Uuid` does): the
     // update meets the rows in that order whichever way it joins them to the batch.
