@@ -72,12 +72,12 @@ impl AccessRecorder {
 /// update); only a memory counted for the first time is checked to still exist and
 /// inserted — the check and the insert's conflict test cost twice the update, and in a
 /// steady state almost every count is of a memory counted before. Rows are locked in the
-/// order of their memories' ids (the batch is sorted, and the insert sorts too), so
-/// replicas flushing counts of the same memories at once do not wait for each other in a
-/// cycle; should they, the failed flush puts its counts back.
+/// order of their memories' ids — the existing ones first, by a statement of their own,
+/// then the new ones as the insert meets them, sorted — so replicas flushing counts of the
+/// same memories at once never wait for each other in a cycle. (The update alone would
+/// lock in whatever order its plan meets the rows: a bitmap scan's is the heap's.)
 async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Result<usize> {
-    // In the order of the ids (PostgreSQL compares uuids bytewise, as `Uuid` does): the
-    // update meets the rows in that order whichever way it joins them to the batch.
+    // Sorted as PostgreSQL sorts uuids (bytewise, as `Uuid` does), for the insert.
     let mut rows: Vec<_> = batch.iter().map(|((_, id), (user, count, at))| (*id, user.as_str(), *count, *at)).collect();
     rows.sort_unstable_by_key(|row| row.0);
     let ids: Vec<Uuid> = rows.iter().map(|row| row.0).collect();
@@ -90,6 +90,11 @@ async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Resul
     held.sort_unstable();
     held.dedup();
     crate::users::hold(&mut tx, tenant, &held).await?;
+    sqlx::query("SELECT FROM memory_access WHERE tenant_id = $1 AND memory_id = ANY($2) ORDER BY memory_id FOR UPDATE")
+        .bind(tenant.as_str())
+        .bind(&ids)
+        .execute(&mut *tx)
+        .await?;
     let written: i64 = sqlx::query_scalar(
         "WITH batch AS (
             SELECT * FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[]) AS x(id, u, n, at)
