@@ -137,7 +137,8 @@ async fn relations(
         from_events: &from_events,
         as_of: None,
     };
-    let mut found = crate::search::relations::search(lookup, tenant, &query).await?;
+    let mut scans = lookup.lookups.scan_connection();
+    let mut found = crate::search::relations::search(lookup, &mut scans, tenant, &query).await?;
     for result in &mut found {
         result.score = result.parts.explain(lookup.settings, None).score();
     }

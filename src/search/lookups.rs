@@ -39,6 +39,7 @@ use sqlx::{PgConnection, PgPool};
 use super::SearchResult;
 use super::terms::Terms;
 use crate::configuration::SearchSettings;
+use crate::db::Held;
 use crate::domain::TenantId;
 use crate::user_indexes::Indexed;
 
@@ -145,15 +146,21 @@ impl Lookups {
         }
     }
 
-    /// A scan of the user's rows; `None` for a user with too many, who is remembered as
-    /// large (with whether they have an HNSW index of their own) and not scanned again.
-    pub(super) async fn scan<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Option<Scanned>> {
+    /// The connection of the scans' pool a search takes once for all its scans.
+    pub fn scan_connection(&self) -> Held<'_> {
+        Held::new(&self.scans)
+    }
+
+    /// A scan of the user's rows on `scans` ([`Self::scan_connection`]); `None` for a user
+    /// with too many, who is remembered as large (with whether they have an HNSW index of
+    /// their own) and not scanned again.
+    pub(super) async fn scan<L: TableLookup>(&self, scans: &mut Held<'_>, lookup: &L) -> sqlx::Result<Option<Scanned>> {
         let (tenant, user) = lookup.user();
         let remembered = self.remembered(L::TABLE);
         if remembered.holds(tenant, user) {
             return Ok(None);
         }
-        if let Some(found) = lookup.scan(&mut *self.scans.acquire().await?).await? {
+        if let Some(found) = lookup.scan(scans.get().await?).await? {
             return Ok(Some(found));
         }
         let own_index = has_own_index(&self.shared_graph, L::TABLE, tenant, user, lookup.dims()).await?;
@@ -177,8 +184,14 @@ impl Lookups {
     }
 
     /// Weighs the query's terms by their rarity among the user's latest turns, unless
-    /// they are weighed already.
-    pub(super) async fn weigh(&self, tenant: &TenantId, user: &str, terms: &mut Terms) -> sqlx::Result<()> {
+    /// they are weighed already (on `scans`).
+    pub(super) async fn weigh(
+        &self,
+        scans: &mut Held<'_>,
+        tenant: &TenantId,
+        user: &str,
+        terms: &mut Terms,
+    ) -> sqlx::Result<()> {
         if !terms.unweighed() {
             return Ok(());
         }
@@ -191,7 +204,7 @@ impl Lookups {
             .bind(tenant.as_str())
             .bind(user)
             .bind(&escaped)
-            .fetch_one(&mut *self.scans.acquire().await?)
+            .fetch_one(scans.get().await?)
             .await?;
         terms.weigh(weights);
         Ok(())

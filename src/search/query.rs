@@ -38,9 +38,10 @@ pub async fn run(
     // The query's terms are weighed by the first statement that reads the user's latest
     // turns anyway, or whose plan is made for the lookup (the index way); else by a
     // statement of their own.
+    let mut scans = lookups.scan_connection();
     let mut turns = None;
     if query.events {
-        turns = lookups.scan(&EventLookup::new(tenant, query, &vector, &terms, window, settings)).await?;
+        turns = lookups.scan(&mut scans, &EventLookup::new(tenant, query, &vector, &terms, window, settings)).await?;
         if let Some(weights) = turns.as_mut().and_then(|scanned| scanned.weights.take()) {
             terms.weigh(weights);
         }
@@ -48,7 +49,7 @@ pub async fn run(
     let mut results = Vec::new();
     if !query.memory_kinds.is_empty() {
         let memories = MemoryLookup::new(lookup, tenant, query, &vector, &terms, terms.unweighed());
-        let found = match lookups.scan(&memories).await? {
+        let found = match lookups.scan(&mut scans, &memories).await? {
             Some(scanned) => scanned,
             None => lookups.indexed(&memories).await?,
         };
@@ -58,7 +59,7 @@ pub async fn run(
         results.extend(found.results);
     }
     if (query.events && turns.is_none()) || query.session_summaries || query.period_summaries {
-        lookups.weigh(tenant, query.user.as_str(), &mut terms).await?;
+        lookups.weigh(&mut scans, tenant, query.user.as_str(), &mut terms).await?;
     }
     if query.events {
         match turns {
@@ -73,8 +74,8 @@ pub async fn run(
         [(query.session_summaries, summaries::SESSIONS), (query.period_summaries, summaries::PERIODS)]
     {
         if wanted {
-            let mut conn = lookups.scans.acquire().await?;
-            results.extend(summaries::search(&mut conn, table, tenant, query, &vector, &terms, settings).await?);
+            let conn = scans.get().await?;
+            results.extend(summaries::search(conn, table, tenant, query, &vector, &terms, settings).await?);
         }
     }
     score_all(&mut results, query, settings, window);
@@ -87,7 +88,7 @@ pub async fn run(
             from_events: &from_events,
             as_of: query.as_of,
         };
-        let mut reached = relations::search(lookup, tenant, &relation_query).await?;
+        let mut reached = relations::search(lookup, &mut scans, tenant, &relation_query).await?;
         score_all(&mut reached, query, settings, window);
         results.extend(reached);
         sort(&mut results);

@@ -8,6 +8,7 @@ use uuid::Uuid;
 use std::collections::HashMap;
 
 use super::{Lookup, Parts, SearchError, SearchResult};
+use crate::db::Held;
 use crate::domain::{ResultKind, TenantId, UserId};
 use crate::graph::GraphSettings;
 use crate::graph::retrieve::{self, Reached};
@@ -23,17 +24,19 @@ pub struct RelationQuery<'a> {
     pub as_of: Option<DateTime<Utc>>,
 }
 
-/// The relations the walk reaches, unscored (`parts` set; the caller scores).
+/// The relations the walk reaches, unscored (`parts` set; the caller scores); its
+/// statements on `scans` (see [`super::lookups::Lookups::scan_connection`]).
 pub async fn search(
     lookup: &Lookup<'_>,
+    scans: &mut Held<'_>,
     tenant: &TenantId,
     query: &RelationQuery<'_>,
 ) -> Result<Vec<SearchResult>, SearchError> {
     let (graph, lookups) = (lookup.graph, lookup.lookups);
-    let mut conn = lookups.scans.acquire().await?;
+    let conn = scans.get().await?;
     let scan_edges = !lookups.graph_is_large(tenant, query.user.as_str());
     let start = retrieve::start(
-        &mut conn,
+        conn,
         &lookups.shared_graph,
         tenant,
         query.user,
@@ -53,7 +56,7 @@ pub async fn search(
         return Ok(Vec::new());
     }
     let steps = retrieve::walk(
-        &mut conn,
+        conn,
         tenant,
         query.user,
         &start.seeds,
@@ -77,8 +80,7 @@ pub async fn search(
         false => lookup.embedder.embed_one(&asked).await?,
     };
     let reached =
-        retrieve::relations(&mut conn, tenant, &steps, Some((&whole, &asked_vector)), start.entity_names.as_ref())
-            .await?;
+        retrieve::relations(conn, tenant, &steps, Some((&whole, &asked_vector)), start.entity_names.as_ref()).await?;
     let terms = super::terms::terms(&asked);
     let weights = super::terms::normalised(terms.weights.iter().copied());
     Ok(results(reached, &terms.all, &weights, &graph.settings))

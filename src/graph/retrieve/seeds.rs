@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sqlx::pool::PoolConnection;
-use sqlx::{PgConnection, PgPool, Postgres};
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::validity;
 use super::walk::Edge;
+use crate::db::Held;
 use crate::domain::{TenantId, UserId};
 use crate::graph::GraphSettings;
 use crate::graph::names::{Aliases, normalise, similarity, trigrams};
@@ -198,7 +198,7 @@ pub async fn start(
     let entity_names = (within(edges.len()) && within(entity_names.len())).then_some(entity_names);
     let edges = within(edges.len()).then_some(edges);
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
-    let mut own = None;
+    let mut own = Held::new(planned);
     if found.is_empty() {
         let other_ways = match entity_names.is_some() {
             true => {
@@ -209,7 +209,7 @@ pub async fn start(
                 }
                 ways
             }
-            false => one_by_one(conn, planned, &mut own, tenant, user, &names, &long, vector, settings).await?,
+            false => one_by_one(conn, &mut own, tenant, user, &names, &long, vector, settings).await?,
         };
         for way in other_ways {
             if way.named || way.similarity >= settings.seed_similarity as f64 {
@@ -220,7 +220,7 @@ pub async fn start(
     }
     found.extend(stated);
     if edges.is_none() && !from_events.is_empty() {
-        let custom = for_values(&mut own, planned).await?;
+        let custom = own.get().await?;
         found.extend(
             sqlx::query_as::<_, (Uuid, f64)>(
                 "SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $3::float8 FROM relations
@@ -266,12 +266,11 @@ impl Way {
 
 /// The seeds of a query that names no entity in full for a user with many edges, a
 /// statement per way and each only when the surer ones found nothing; a misspelt name on
-/// the connection in `own` (planned for its values).
+/// the connection `own` (planned for its values).
 #[allow(clippy::too_many_arguments)]
 async fn one_by_one(
     conn: &mut PgConnection,
-    planned: &PgPool,
-    own: &mut Option<PoolConnection<Postgres>>,
+    own: &mut Held<'_>,
     tenant: &TenantId,
     user: &UserId,
     names: &[String],
@@ -293,7 +292,7 @@ async fn one_by_one(
             .bind(user.as_str())
             .bind(long)
             .bind(settings.name_similarity as f64)
-            .fetch_all(for_values(own, planned).await?)
+            .fetch_all(own.get().await?)
             .await?;
         ways.extend(misspelt.into_iter().map(|(id, similarity)| Way::by(id, similarity, true)));
     }
@@ -355,18 +354,6 @@ async fn unnamed(
         .fetch_all(conn)
         .await?;
     Ok(rows.into_iter().map(|(id, similarity, names, named)| Way { id, similarity, names, named }).collect())
-}
-
-/// The connection in `slot`, taken from `pool` (planning each statement for its values) the first time.
-async fn for_values<'a>(
-    slot: &'a mut Option<PoolConnection<Postgres>>,
-    pool: &PgPool,
-) -> sqlx::Result<&'a mut PgConnection> {
-    let conn = match slot.take() {
-        Some(conn) => conn,
-        None => pool.acquire().await?,
-    };
-    Ok(&mut **slot.insert(conn))
 }
 
 #[cfg(test)]
