@@ -233,6 +233,7 @@ async fn ask(
         text = context["text"].as_str().unwrap_or_default().to_owned();
         in_context[slot] = answer_in(&text, answer);
     }
+    harness.flush_access().await?;
     Ok(([recall_at(5), recall_at(10), in_context[0], in_context[1]], text))
 }
 

@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::access::AccessRecorder;
 use crate::auth::{self, Scope as KeyScope};
 use crate::clock::Clock;
 use crate::configuration::{LlmSettings, Role, Settings};
@@ -30,12 +31,17 @@ use crate::startup::Application;
 pub use scenario::Scenario;
 
 /// The running service an evaluation talks to.
+/// The harness API's periodic flush of access statistics: a day, longer than any evaluation.
+const ACCESS_FLUSH_NEVER_MS: u64 = 86_400_000;
+
 pub struct Harness {
     pub base: String,
     pub key: String,
     pub clock: Clock,
     pub db: Database,
     pub executor: Executor,
+    /// The API's buffer of access statistics, written by [`Self::flush_access`] only.
+    access: Arc<AccessRecorder>,
     client: reqwest::Client,
 }
 
@@ -55,9 +61,14 @@ impl Harness {
         config.server.bind = "127.0.0.1:0".into();
         config.server.role = Role::Api;
         config.server.key_cache_secs = 300;
+        // Access statistics count in ranking: written after each question rather than
+        // every second, so whether a question sees the ones before it does not depend on
+        // timing and the figures repeat.
+        config.search.access_flush_ms = ACCESS_FLUSH_NEVER_MS;
         let clock = Clock::fixed(Utc::now());
         let app = Application::build_with_clock(config, db.clone(), clock.clone()).await?;
         let base = format!("http://127.0.0.1:{}", app.port());
+        let access = app.access();
         tokio::spawn(app.run_until_stopped());
         let scopes = [KeyScope::Read, KeyScope::Ingest, KeyScope::Admin];
         let key = auth::create_key(&db.pool, &TenantId::parse(tenant)?, &scopes, Some("eval"), None).await?.secret;
@@ -76,7 +87,14 @@ impl Harness {
             worker_id: "eval".into(),
             shutdown: tokio::sync::watch::channel(false).1,
         };
-        Ok(Self { base, key, clock, db, executor, client: reqwest::Client::new() })
+        Ok(Self { base, key, clock, db, executor, access, client: reqwest::Client::new() })
+    }
+
+    /// Writes the access statistics of the lookups so far, as the API's periodic flush
+    /// would between an agent's turns.
+    pub async fn flush_access(&self) -> anyhow::Result<()> {
+        self.access.flush(&self.db.pool).await.context("cannot write access statistics")?;
+        Ok(())
     }
 
     /// A key for `tenant`: each scenario lives in a tenant of its own.

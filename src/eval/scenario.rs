@@ -169,6 +169,7 @@ pub async fn run_one(
                 },
             )
             .await?;
+        harness.flush_access().await?;
         let contents: Vec<String> = found["results"]
             .as_array()
             .into_iter()
