@@ -30,10 +30,10 @@ use crate::startup::Application;
 
 pub use scenario::Scenario;
 
-/// The running service an evaluation talks to.
 /// The harness API's periodic flush of access statistics: a day, longer than any evaluation.
 const ACCESS_FLUSH_NEVER_MS: u64 = 86_400_000;
 
+/// The running service an evaluation talks to.
 pub struct Harness {
     pub base: String,
     pub key: String,
