@@ -71,11 +71,12 @@ impl AccessRecorder {
 /// Writes one tenant's counts: a memory counted before has its row updated (one heap-only
 /// update); only a memory counted for the first time is checked to still exist and
 /// inserted — the check and the insert's conflict test cost twice the update, and in a
-/// steady state almost every count is of a memory counted before. Rows are locked in the
-/// order of their memories' ids — the existing ones first, by a statement of their own,
-/// then the new ones as the insert meets them, sorted — so replicas flushing counts of the
-/// same memories at once never wait for each other in a cycle. (The update alone would
-/// lock in whatever order its plan meets the rows: a bitmap scan's is the heap's.)
+/// steady state almost every count is of a memory counted before. One flush of a tenant
+/// runs at a time (a transaction lock on the tenant's flush key): two replicas flushing
+/// counts of the same memories at once would otherwise lock their rows in whatever order
+/// each plan meets them (a bitmap scan's is the heap's) and could wait for each other in
+/// a cycle. Waiting for the other flush costs nothing a lookup sees; locking the rows in
+/// one order first, by a statement of its own, cost as much as the update again.
 async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Result<usize> {
     // Sorted as PostgreSQL sorts uuids (bytewise, as `Uuid` does), for the insert.
     let mut rows: Vec<_> = batch.iter().map(|((_, id), (user, count, at))| (*id, user.as_str(), *count, *at)).collect();
@@ -85,16 +86,13 @@ async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Resul
     let counts: Vec<i32> = rows.iter().map(|row| row.2).collect();
     let times: Vec<DateTime<Utc>> = rows.iter().map(|row| row.3).collect();
     let mut tx = begin_tenant_tx(pool, tenant).await?;
+    // Seed 2 keeps the key apart from ingest's session locks (0) and users' life locks (1).
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 2))").bind(tenant.as_str()).execute(&mut *tx).await?;
     // Under the users' life locks, counts of memories forgotten meanwhile are dropped.
     let mut held: Vec<&str> = users.clone();
     held.sort_unstable();
     held.dedup();
     crate::users::hold(&mut tx, tenant, &held).await?;
-    sqlx::query("SELECT FROM memory_access WHERE tenant_id = $1 AND memory_id = ANY($2) ORDER BY memory_id FOR UPDATE")
-        .bind(tenant.as_str())
-        .bind(&ids)
-        .execute(&mut *tx)
-        .await?;
     let written: i64 = sqlx::query_scalar(
         "WITH batch AS (
             SELECT * FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[]) AS x(id, u, n, at)
