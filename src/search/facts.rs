@@ -48,6 +48,12 @@ type Row = (
     Vec<f64>,
 );
 
+/// A statement with its parameters bound.
+type Query<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
+/// The user's rows, by the parameters `$1` and `$2`.
+const OWNER: &str = "tenant_id = $1 AND user_id = $2";
+
 /// The column of a [`Row`]'s similarity; its keyword flag follows.
 const SIMILARITY: usize = 11;
 
@@ -68,6 +74,19 @@ impl TableLookup for MemoryLookup<'_> {
 
     async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
         MemoryLookup::indexed(self, conn).await
+    }
+
+    /// A user's own index holds their active memories only.
+    fn cached_plan_serves(&self) -> bool {
+        self.query.as_of.is_none() && self.query.since.is_none() && self.query.until.is_none()
+    }
+
+    async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
+        MemoryLookup::matching(self, conn).await
+    }
+
+    async fn through_own_index(&self, conn: &mut PgConnection, matches: &[Uuid]) -> sqlx::Result<Scanned> {
+        MemoryLookup::through_own_index(self, conn, matches).await
     }
 }
 
@@ -101,7 +120,7 @@ impl<'a> MemoryLookup<'a> {
     /// Current memories, or those valid at `as_of` (superseded ones included then).
     /// Spelled out per case: the HNSW and text indexes cover what search can return,
     /// and the planner uses them only when the statement says so in so many words.
-    fn filter(&self) -> String {
+    fn filter(&self, owner: &str) -> String {
         let validity = match self.query.as_of {
             None => "status = 'active' AND $10::timestamptz IS NULL",
             Some(_) => {
@@ -109,7 +128,7 @@ impl<'a> MemoryLookup<'a> {
             }
         };
         format!(
-            "tenant_id = $1 AND user_id = $2 AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}
+            "{owner} AND kind = ANY($3) AND ($4::text[] IS NULL OR category = ANY($4)) AND {validity}
              AND ($11::timestamptz IS NULL OR valid_from >= $11) AND ($12::timestamptz IS NULL OR valid_from < $12)"
         )
     }
@@ -152,7 +171,7 @@ impl<'a> MemoryLookup<'a> {
                     SELECT memory_id, last_accessed_at, access_count FROM memory_access WHERE tenant_id = $1 AND user_id = $2
                ) a ON a.memory_id = m.id",
             columns = self.columns(),
-            filter = self.filter(),
+            filter = self.filter(OWNER),
             limit = self.settings.scan_limit as i64 + 1
         );
         let rows: Vec<PgRow> = self.query(&sql).fetch_all(conn).await?;
@@ -181,36 +200,77 @@ impl<'a> MemoryLookup<'a> {
     }
 
     /// The nearest from an HNSW index (the user's own when they have one: the plan sees
-    /// their ids) and the keyword matches from the text indexes or the user's rows.
+    /// their ids) and the keyword matches from the text indexes or the user's rows, in
+    /// one statement planned for the lookup.
     pub(super) async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
+        let sql = self.statement(OWNER, &self.keyword_matches(&self.columns()));
+        let mut rows = self.fetch(self.query(&sql), conn).await?;
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.15));
+        Ok(self.ranked(rows.into_iter(), weights))
+    }
+
+    /// The ids of the user's memories holding the query's words: found through the text
+    /// indexes or by reading the user's rows, whichever a plan made for the lookup's
+    /// words finds cheaper.
+    pub(super) async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
+        if self.terms.tsquery.is_empty() && self.terms.like_patterns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = self.keyword_matches("id");
+        self.query(&sql).fetch_all(conn).await?.iter().map(|row| row.try_get(0)).collect()
+    }
+
+    /// Through the user's own HNSW index, the keyword matches `matches`
+    /// ([`Self::matching`]) read by id, on a connection that caches the statement's
+    /// generic plan: the statement names the user in so many words, so that plan uses
+    /// the index, whose predicate does.
+    pub(super) async fn through_own_index(&self, conn: &mut PgConnection, matches: &[Uuid]) -> sqlx::Result<Scanned> {
+        let owner = super::lookups::owner_literals(self.tenant, self.query.user.as_str());
+        let by_id = format!("SELECT {} FROM memories WHERE {} AND id = ANY($13)", self.columns(), self.filter(OWNER));
+        let sql = self.statement(&owner, &by_id);
+        let mut rows = self.fetch(self.query(&sql).bind(matches), conn).await?;
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.15));
+        Ok(self.ranked(rows.into_iter(), weights))
+    }
+
+    /// SQL: at most `$6` of the user's memories holding a word of the query that finds
+    /// candidates, as `columns`.
+    fn keyword_matches(&self, columns: &str) -> String {
+        format!(
+            "SELECT {columns} FROM memories WHERE {}
+                AND (($7 <> '' AND content_tsv @@ to_tsquery('simple', $7)) OR content ILIKE ANY($8))
+              LIMIT $6",
+            self.filter(OWNER)
+        )
+    }
+
+    /// SQL: the memories of the user `owner` names nearest the query, with the rows of
+    /// `keyword` not among them, each with its access counts.
+    fn statement(&self, owner: &str, keyword: &str) -> String {
         let (with, weights) = self.weights();
-        let (filter, columns, dims) = (self.filter(), self.columns(), self.vector.dims());
-        let sql = format!(
+        let (filter, columns, dims) = (self.filter(owner), self.columns(), self.vector.dims());
+        // The limit in so many words: a generic plan that does not know it assumes a
+        // tenth of the user's rows and may sort them all rather than walk the index.
+        let candidates = candidates(self.query.limit, self.settings);
+        format!(
             "WITH {with} vec AS (
                 SELECT {columns} FROM memories WHERE {filter} AND embedding_dims = {dims}
-                 ORDER BY embedding::vector({dims}) <=> $5 LIMIT $6
-             ), kw AS (
-                SELECT {columns} FROM memories WHERE {filter}
-                   AND (($7 <> '' AND content_tsv @@ to_tsquery('simple', $7)) OR content ILIKE ANY($8))
-                 LIMIT $6
-             )
+                 ORDER BY embedding::vector({dims}) <=> $5 LIMIT {candidates}
+             ), kw AS ({keyword})
              SELECT c.*, true, a.last_accessed_at, a.access_count, {weights}
                FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw WHERE id NOT IN (SELECT id FROM vec)) c
                LEFT JOIN LATERAL (
                     SELECT last_accessed_at, access_count FROM memory_access
                      WHERE tenant_id = $1 AND memory_id = c.id LIMIT 1) a ON true"
-        );
-        let mut rows = self.fetch(conn, sql).await?;
-        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.15));
-        Ok(self.ranked(rows.into_iter(), weights))
+        )
     }
 
-    async fn fetch(&self, conn: &mut PgConnection, sql: String) -> sqlx::Result<Vec<Row>> {
-        self.query(&sql).fetch_all(conn).await?.iter().map(Row::from_row).collect()
+    async fn fetch(&self, query: Query<'_>, conn: &mut PgConnection) -> sqlx::Result<Vec<Row>> {
+        query.fetch_all(conn).await?.iter().map(Row::from_row).collect()
     }
 
     /// The statement `sql` with the lookup's parameters bound.
-    fn query<'q>(&self, sql: &'q str) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    fn query<'q>(&self, sql: &'q str) -> Query<'q> {
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())

@@ -17,6 +17,7 @@
 mod choice;
 
 use sqlx::PgConnection;
+use uuid::Uuid;
 
 use super::lookups::{Scanned, TableLookup};
 use super::terms::{RECENT_TURNS, Terms};
@@ -58,7 +59,23 @@ impl TableLookup for EventLookup<'_> {
         let results = EventLookup::indexed(self, conn).await?;
         Ok(Scanned { results, weights: None })
     }
+
+    fn cached_plan_serves(&self) -> bool {
+        self.phrase.is_none() && self.query.since.is_none() && self.query.until.is_none()
+    }
+
+    async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
+        EventLookup::matching(self, conn).await
+    }
+
+    async fn through_own_index(&self, conn: &mut PgConnection, matches: &[Uuid]) -> sqlx::Result<Scanned> {
+        let results = EventLookup::through_own_index(self, conn, matches).await?;
+        Ok(Scanned { results, weights: None })
+    }
 }
+
+/// The user's rows, by the parameters `$1` and `$2`.
+const OWNER: &str = "tenant_id = $1 AND user_id = $2";
 
 /// Within `since`/`until` (`$6`, `$7`).
 const INSIDE: &str = "($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)";
@@ -139,16 +156,67 @@ impl<'a> EventLookup<'a> {
         super::terms::weigh_turns(&self.terms.all, &recent)
     }
 
-    /// The nearest from the HNSW index, the keyword matches from the text indexes, each
-    /// with its neighbours looked up through the session index.
+    /// The nearest from an HNSW index (the user's own when they have one: the plan sees
+    /// their ids) and the keyword matches from the text indexes or the user's rows, in
+    /// one statement planned for the lookup.
     pub async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
-        let (query, dims) = (self.query_vector(), self.vector.dims());
+        let sql = self.statement(OWNER, &self.keyword_matches(&self.columns("events", &self.query_vector(), "$11")));
+        let rows: Vec<IndexedRow> = self.bound(&sql).fetch_all(conn).await?;
+        Ok(self.results(rows))
+    }
+
+    /// The ids of the user's turns holding the query's words, best ranked first: found
+    /// through the text indexes or by reading the user's rows, whichever a plan made for
+    /// the lookup's words finds cheaper.
+    pub async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
+        if self.terms.tsquery.is_empty() && self.terms.like_patterns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = self.keyword_matches("events.id");
+        let rows: Vec<(Uuid,)> = self.bound(&sql).fetch_all(conn).await?;
+        Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
+    /// Through the user's own HNSW index, the keyword matches `matches` ([`Self::matching`])
+    /// read by id, on a connection that caches the statement's generic plan: the
+    /// statement names the user in so many words, so that plan uses the index, whose
+    /// predicate does.
+    pub async fn through_own_index(
+        &self,
+        conn: &mut PgConnection,
+        matches: &[Uuid],
+    ) -> sqlx::Result<Vec<SearchResult>> {
+        let owner = super::lookups::owner_literals(self.tenant, self.query.user.as_str());
+        let columns = self.columns("events", &self.query_vector(), "$11");
+        let by_id =
+            format!("SELECT * FROM (SELECT {columns} FROM events WHERE {OWNER} AND {INSIDE} AND id = ANY($12)) k");
+        let sql = self.statement(&owner, &by_id);
+        let rows: Vec<IndexedRow> = self.bound(&sql).bind(matches).fetch_all(conn).await?;
+        Ok(self.results(rows))
+    }
+
+    /// SQL: the user's turns holding the query's words, the best ranked first, as
+    /// `columns` of `events`.
+    fn keyword_matches(&self, columns: &str) -> String {
+        format!(
+            "SELECT * FROM (SELECT {columns} FROM events WHERE {OWNER} AND {INSIDE} AND {MATCHES}
+              ORDER BY CASE WHEN $5 <> '' THEN ts_rank(content_tsv, to_tsquery('simple', $5)) END DESC NULLS LAST
+              LIMIT $4) k"
+        )
+    }
+
+    /// SQL: the nearest turns of the user `owner` names (and, with a time phrase, the
+    /// nearest said in its window), with the rows of `keyword`, each with the content
+    /// and lexemes of the turns before and after it in its session.
+    fn statement(&self, owner: &str, keyword: &str) -> String {
+        let (query, dims, candidates) = (self.query_vector(), self.vector.dims(), self.candidates);
         let columns = self.columns("events", &query, "$11");
-        let filter = format!("tenant_id = $1 AND user_id = $2 AND {INSIDE}");
+        // The limit in so many words as well: a generic plan that does not know it
+        // assumes a tenth of the user's rows and may sort them all rather than walk the index.
         let nearest = |window: &str| {
             format!(
-                "SELECT * FROM (SELECT {columns} FROM events WHERE {filter} AND embedding_dims = {dims} {window}
-                  ORDER BY embedding::halfvec({dims}) <=> {query} LIMIT $4)"
+                "SELECT * FROM (SELECT {columns} FROM events WHERE {owner} AND {INSIDE} AND embedding_dims = {dims} {window}
+                  ORDER BY embedding::halfvec({dims}) <=> {query} LIMIT {candidates})"
             )
         };
         let in_phrase = match self.phrase {
@@ -165,20 +233,22 @@ impl<'a> EventLookup<'a> {
                 lexemes("e", "$11")
             )
         };
-        let sql = format!(
-            "SELECT c.*, p.content, p.lexemes, n.content, n.lexemes FROM (
-                {} v
-                UNION
-                SELECT * FROM (SELECT {columns} FROM events WHERE {filter} AND {MATCHES}
-                  ORDER BY CASE WHEN $5 <> '' THEN ts_rank(content_tsv, to_tsquery('simple', $5)) END DESC NULLS LAST
-                  LIMIT $4) k
-                {in_phrase}) c
+        format!(
+            "SELECT c.*, p.content, p.lexemes, n.content, n.lexemes FROM ({} v UNION {keyword} {in_phrase}) c
              LEFT JOIN LATERAL ({}) p ON true LEFT JOIN LATERAL ({}) n ON true",
             nearest(""),
             neighbour(true),
             neighbour(false)
-        );
-        let rows: Vec<IndexedRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        )
+    }
+
+    /// The statement `sql` with the index way's parameters bound.
+    fn bound<'q, R>(&self, sql: &'q str) -> sqlx::query::QueryAs<'q, sqlx::Postgres, R, sqlx::postgres::PgArguments>
+    where
+        'a: 'q,
+        R: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+    {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.tenant.as_str())
             .bind(self.query.user.as_str())
             .bind(self.vector.to_pgvector())
@@ -190,15 +260,16 @@ impl<'a> EventLookup<'a> {
             .bind(self.phrase.map(|w| w.until))
             .bind(&self.terms.like_patterns)
             .bind(self.terms.latin_tsquery())
-            .fetch_all(conn)
-            .await?;
+    }
+
+    /// The index way's rows as results, each with its keyword share counting its neighbours'.
+    fn results(&self, rows: Vec<IndexedRow>) -> Vec<SearchResult> {
         let terms = TurnTerms::new(&self.terms.all, &self.terms.weights);
         let held = |content: Option<String>, lexemes: Option<Vec<String>>| match content {
             Some(content) => terms.held(lexemes.as_deref(), &content),
             None => 0,
         };
-        Ok(rows
-            .into_iter()
+        rows.into_iter()
             .map(
                 |(
                     id,
@@ -220,7 +291,7 @@ impl<'a> EventLookup<'a> {
                     turn.result(keyword)
                 },
             )
-            .collect())
+            .collect()
     }
 }
 
