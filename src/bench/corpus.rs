@@ -46,6 +46,13 @@ impl CorpusSize {
     }
 }
 
+/// The database holding the corpus of a run's size: the full and the quick corpus
+/// apart, so a quick run does not replace the full one (whose build takes a quarter of
+/// an hour) nor the full run the quick one.
+pub fn database(quick: bool) -> &'static str {
+    if quick { "engram_bench_quick" } else { "engram_bench" }
+}
+
 /// Makes sure the corpus of `size` exists; returns the seconds spent building it (0 when reused).
 pub async fn ensure(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64> {
     sqlx::raw_sql(

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::Figure;
 use super::jobs::{executor, run_job};
+use super::{Figure, corpus};
 use crate::auth::{self, Scope as KeyScope};
 use crate::configuration::{Role, Settings};
 use crate::db::Database;
@@ -33,7 +33,7 @@ const SENTENCES: &[&str] = &[
 
 pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>> {
     let events = if quick { 5_000 } else { 20_000 };
-    let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
+    let db = Database::open_named(&settings.database, &settings.home, Some(corpus::database(quick))).await?;
     db.migrate().await?;
     clear(&db).await?;
     let mut config = settings.clone();

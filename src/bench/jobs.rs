@@ -23,12 +23,13 @@ const COPY: &str = "engram_bench_jobs";
 
 pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>> {
     let server = Database::open_named(&settings.database, &settings.home, Some("postgres")).await?;
-    let bench = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
+    let corpus_db = corpus::database(quick);
+    let bench = Database::open_named(&settings.database, &settings.home, Some(corpus_db)).await?;
     bench.migrate().await?;
     corpus::ensure(&bench.pool, CorpusSize::new(quick, &settings.embeddings)).await?;
     bench.close().await;
     let started = Instant::now();
-    copy_corpus(&server.pool).await?;
+    copy_corpus(&server.pool, corpus_db).await?;
     let copy_seconds = started.elapsed().as_secs_f64();
 
     let db = Database::open_named(&settings.database, &settings.home, Some(COPY)).await?;
@@ -45,12 +46,14 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
 
 /// A file-level copy of the corpus database. Sessions still on it (the search
 /// scenario's server) are ended first: PostgreSQL copies only an idle database.
-async fn copy_corpus(server: &PgPool) -> anyhow::Result<()> {
+async fn copy_corpus(server: &PgPool, corpus_db: &str) -> anyhow::Result<()> {
     eprintln!("bench: copying the corpus for the jobs to change");
     let statements = [
         format!("DROP DATABASE IF EXISTS {COPY} WITH (FORCE)"),
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'engram_bench' AND pid <> pg_backend_pid()".into(),
-        format!("CREATE DATABASE {COPY} TEMPLATE engram_bench STRATEGY FILE_COPY"),
+        format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{corpus_db}' AND pid <> pg_backend_pid()"
+        ),
+        format!("CREATE DATABASE {COPY} TEMPLATE {corpus_db} STRATEGY FILE_COPY"),
     ];
     for statement in statements {
         sqlx::raw_sql(sqlx::AssertSqlSafe(statement))

@@ -26,7 +26,7 @@ const QUESTIONS: &[&str] =
 pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Result<Vec<Figure>> {
     let size = CorpusSize::new(quick, &settings.embeddings);
     let (seconds, recall_queries) = if quick { (5, 20) } else { (20, 100) };
-    let db = Database::open_named(&settings.database, &settings.home, Some("engram_bench")).await?;
+    let db = Database::open_named(&settings.database, &settings.home, Some(corpus::database(quick))).await?;
     db.migrate().await?;
     let build_seconds = corpus::ensure(&db.pool, size).await?;
     let graph_seconds = corpus::ensure_graph(&db.pool, size).await?;
