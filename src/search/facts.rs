@@ -76,7 +76,7 @@ impl TableLookup for MemoryLookup<'_> {
         MemoryLookup::indexed(self, conn).await
     }
 
-    /// A user's own index holds their active memories only.
+    /// A user's own index holds their active memories only; a window is planned for.
     fn cached_plan_serves(&self) -> bool {
         self.query.as_of.is_none() && self.query.since.is_none() && self.query.until.is_none()
     }
