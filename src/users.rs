@@ -26,6 +26,7 @@ const USER_TABLES: &[&str] = &[
     "job_runs",
     "job_checkpoints",
     "feedback",
+    "user_graphs",
     "graph_history",
     "relations",
     "entities",
@@ -42,7 +43,7 @@ const USER_TABLES: &[&str] = &[
 const MEMORY_TABLES: [&str; 3] = ["memory_access", "memory_history", "memories"];
 
 /// The tables `graph` owns, in the order `USER_TABLES` lists them.
-const GRAPH_TABLES: [&str; 3] = ["graph_history", "relations", "entities"];
+const GRAPH_TABLES: [&str; 4] = ["user_graphs", "graph_history", "relations", "entities"];
 
 /// Holds the life locks of `users` (shared) until the transaction on `conn` ends.
 /// Writers share them; only [`forget`] takes one exclusively.
@@ -85,7 +86,8 @@ pub async fn exists(conn: &mut PgConnection, tenant: &TenantId, user: &str) -> s
 pub async fn export(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Result<serde_json::Map<String, Value>> {
     let mut tx = db.tenant_tx(tenant).await?;
     let mut out = serde_json::Map::new();
-    for table in USER_TABLES.iter().rev().filter(|t| **t != "user_vector_indexes") {
+    // What is derived for lookups (own indexes, the graph row) is left out too.
+    for table in USER_TABLES.iter().rev().filter(|t| !matches!(**t, "user_vector_indexes" | "user_graphs")) {
         out.insert((*table).into(), rows(&mut tx, tenant, user, table).await?);
     }
     tx.commit().await?;

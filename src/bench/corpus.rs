@@ -13,6 +13,7 @@ use anyhow::Context;
 use sqlx::{PgPool, Row};
 
 use crate::configuration::{EmbeddingProvider, EmbeddingSettings};
+use crate::domain::{TenantId, UserId};
 
 pub const TENANT: &str = "bench";
 pub const LARGE_USER: &str = "large";
@@ -230,7 +231,7 @@ pub async fn warm(pool: &PgPool) -> anyhow::Result<f64> {
     // them) and their TOAST tables: a vector of 512 dimensions is stored out of line.
     let sql = "CREATE EXTENSION IF NOT EXISTS pg_prewarm;
          WITH t AS (SELECT oid, reltoastrelid FROM pg_class
-                     WHERE relkind = 'r' AND relname IN ('memories', 'memory_access', 'events', 'entities', 'relations'))
+                     WHERE relkind = 'r' AND relname IN ('memories', 'memory_access', 'events', 'entities', 'relations', 'user_graphs'))
          SELECT pg_prewarm(oid) FROM (
              SELECT oid FROM t
              UNION ALL SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
@@ -267,6 +268,7 @@ pub async fn ensure_graph(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64
     eprintln!("bench: building a graph of {} relations (reused by later runs)", relations(size));
     sqlx::raw_sql(
         "DELETE FROM bench_graph_size; DELETE FROM graph_history WHERE tenant_id = 'bench';
+         DELETE FROM user_graphs WHERE tenant_id = 'bench';
          DELETE FROM relations WHERE tenant_id = 'bench'; DELETE FROM entities WHERE tenant_id = 'bench';",
     )
     .execute(pool)
@@ -329,6 +331,33 @@ pub async fn ensure_graph(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64
         .bind(size.dims)
         .execute(pool)
         .await?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// Makes sure each ordinary user of the graph corpus has the graph row extraction would
+/// have written (see [`crate::graph::snapshot`]); returns the seconds spent (0 when none
+/// was missing).
+pub async fn ensure_graph_rows(pool: &PgPool, limit: i64) -> anyhow::Result<f64> {
+    let started = Instant::now();
+    let missing: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT user_id FROM relations WHERE tenant_id = 'bench' AND user_id <> 'large'
+         EXCEPT SELECT user_id FROM user_graphs WHERE tenant_id = 'bench'",
+    )
+    .fetch_all(pool)
+    .await?;
+    if missing.is_empty() {
+        return Ok(0.0);
+    }
+    let tenant = TenantId::parse(TENANT)?;
+    for (i, users) in missing.chunks(500).enumerate() {
+        let mut tx = pool.begin().await?;
+        for user in users {
+            let user = UserId::parse(user.as_str())?;
+            crate::graph::snapshot::refresh(&mut tx, &tenant, &user, limit).await.context("cannot write a graph row")?;
+        }
+        tx.commit().await?;
+        eprintln!("bench: {} graph rows", (i * 500 + users.len()).min(missing.len()));
+    }
     Ok(started.elapsed().as_secs_f64())
 }
 

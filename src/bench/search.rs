@@ -29,7 +29,8 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let db = Database::open_named(&settings.database, &settings.home, Some(corpus::database(quick))).await?;
     db.migrate().await?;
     let build_seconds = corpus::ensure(&db.pool, size).await?;
-    let graph_seconds = corpus::ensure_graph(&db.pool, size).await?;
+    let graph_seconds = corpus::ensure_graph(&db.pool, size).await?
+        + corpus::ensure_graph_rows(&db.pool, settings.graph.scan_limit).await?;
     // As a deployment would have it: the large user's own HNSW index, built once.
     let indexed = Instant::now();
     let executor = super::jobs::executor(&db.pool, settings)?;

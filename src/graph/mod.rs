@@ -18,8 +18,9 @@
 //! - **Retrieval** ([`retrieve`]): the entities named in the query (by name, alias,
 //!   trigram and embedding) and those of the best results' turns seed a breadth-first
 //!   walk of at most `graph.max_depth` hops (`graph.fan_out` edges per entity, in
-//!   memory for a user with at most `graph.scan_limit` relations, else a statement per
-//!   hop); each relation reached is scored on search's scale (see [`crate::search`]).
+//!   memory from the user's graph row ([`snapshot`]) for a user with at most
+//!   `graph.scan_limit` relations, else a statement per hop); each relation reached is
+//!   scored on search's scale (see [`crate::search`]).
 
 pub mod extract;
 pub mod llm;
@@ -31,6 +32,7 @@ pub mod read;
 mod relate;
 mod resolve;
 pub mod retrieve;
+pub mod snapshot;
 pub mod store;
 
 pub use relate::kind_label;
@@ -231,9 +233,9 @@ pub struct GraphSettings {
     pub fan_out: i64,
     /// Relations a lookup reads at most.
     pub max_relations: i64,
-    /// A user with at most this many relations (that hold) has them all read with the
-    /// seeds, one index-only scan, and walked in memory; one with more is walked in the
-    /// database, a statement per hop.
+    /// A user with at most this many relations (that hold) and entities has them kept in
+    /// one row, read whole by a lookup and walked in memory; one with more is walked in
+    /// the database, a statement per hop.
     pub scan_limit: i64,
     /// A relation's graph weight falls by this factor per hop beyond the first.
     pub hop_decay: f64,

@@ -117,14 +117,14 @@ pub async fn record(
     Ok(())
 }
 
-/// Deletes the user's graph; returns the rows removed from `graph_history`, `relations`
-/// and `entities`.
+/// Deletes the user's graph; returns the rows removed from `user_graphs`,
+/// `graph_history`, `relations` and `entities`.
 pub async fn forget_user(
     conn: &mut PgConnection,
     tenant: &TenantId,
     user: &UserId,
-) -> sqlx::Result<[(&'static str, u64); 3]> {
-    crate::db::delete_user_rows(conn, tenant, user, ["graph_history", "relations", "entities"]).await
+) -> sqlx::Result<[(&'static str, u64); 4]> {
+    crate::db::delete_user_rows(conn, tenant, user, ["user_graphs", "graph_history", "relations", "entities"]).await
 }
 
 /// Hard-deletes the user's relations superseded before `before` and entities merged

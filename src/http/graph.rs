@@ -217,6 +217,7 @@ async fn restore_entity(
         RestoreError::NotMerged | RestoreError::NameTaken => ApiError::Conflict(err.to_string()),
         RestoreError::Database(err) => err.into(),
     })?;
+    crate::graph::snapshot::refresh(&mut tx, &principal.tenant, &user, state.graph.settings.scan_limit).await?;
     let found = read::entity(&mut tx, &principal.tenant, &user, id).await?;
     tx.commit().await?;
     let (entity, relations, history) =

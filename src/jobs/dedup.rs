@@ -148,6 +148,9 @@ pub async fn run_unit(
     let threshold = models.graph.settings.merge_similarity;
     let entities =
         crate::graph::merge::merge_duplicates(conn, unit.tenant, unit.user, since, threshold, &change).await?;
+    if entities > 0 {
+        crate::graph::snapshot::refresh(conn, unit.tenant, unit.user, models.graph.settings.scan_limit).await?;
+    }
     counts.add("entities_merged", entities);
     Ok(counts)
 }

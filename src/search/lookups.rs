@@ -72,9 +72,6 @@ pub struct Lookups {
     large_users: Remembered,
     /// Users found with more raw turns than a scan reads.
     large_event_users: Remembered,
-    /// Users found with more edges than `graph.scan_limit`: their walks go through the
-    /// database hop by hop.
-    large_graph_users: Remembered,
 }
 
 /// A lookup of a user's rows of one table, which either way can answer.
@@ -165,7 +162,6 @@ impl Lookups {
             own_graphs_cached: pool("force_generic_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
             large_users: Remembered::default(),
             large_event_users: Remembered::default(),
-            large_graph_users: Remembered::default(),
         }
     }
 
@@ -248,16 +244,6 @@ impl Lookups {
     pub fn forget_user(&self, tenant: &TenantId, user: &str) {
         self.large_users.forget(tenant, user);
         self.large_event_users.forget(tenant, user);
-        self.large_graph_users.forget(tenant, user);
-    }
-
-    /// Whether the user was found with more edges than a walk reads at once.
-    pub(super) fn graph_is_large(&self, tenant: &TenantId, user: &str) -> bool {
-        self.large_graph_users.holds(tenant, user)
-    }
-
-    pub(super) fn remember_graph_large(&self, tenant: &TenantId, user: &str) {
-        self.large_graph_users.remember(tenant, user, false);
     }
 }
 

@@ -11,7 +11,8 @@ use super::{Lookup, Parts, SearchError, SearchResult};
 use crate::db::Held;
 use crate::domain::{ResultKind, TenantId, UserId};
 use crate::graph::GraphSettings;
-use crate::graph::retrieve::{self, Reached};
+use crate::graph::retrieve::{self, Edge, Reached};
+use crate::graph::snapshot;
 use crate::models::Embedding;
 
 /// What a relation lookup starts from.
@@ -25,45 +26,43 @@ pub struct RelationQuery<'a> {
 }
 
 /// The relations the walk reaches, unscored (`parts` set; the caller scores); its
-/// statements on `scans` (see [`super::lookups::Lookups::scan_connection`]).
+/// statements on `scans` (see [`super::lookups::Lookups::scan_connection`]): the user's
+/// graph row, walked in memory, or without one (or `as_of` a past time, which the row
+/// does not hold) the tables.
 pub async fn search(
     lookup: &Lookup<'_>,
     scans: &mut Held<'_>,
     tenant: &TenantId,
     query: &RelationQuery<'_>,
 ) -> Result<Vec<SearchResult>, SearchError> {
-    let (graph, lookups) = (lookup.graph, lookup.lookups);
+    let (graph, settings) = (lookup.graph, &lookup.graph.settings);
     let conn = scans.get().await?;
-    let scan_edges = !lookups.graph_is_large(tenant, query.user.as_str());
-    let start = retrieve::start(
-        conn,
-        &lookups.shared_graph,
-        tenant,
-        query.user,
-        query.text,
-        query.vector,
-        query.from_events,
-        query.as_of,
-        scan_edges,
-        &graph.aliases,
-        &graph.settings,
-    )
-    .await?;
-    if scan_edges && start.edges.is_none() {
-        lookups.remember_graph_large(tenant, query.user.as_str());
-    }
+    let row = match query.as_of {
+        None => snapshot::read(conn, tenant, query.user).await?.filter(|row| row.fits(settings.scan_limit)),
+        Some(_) => None,
+    };
+    let (text, vector, from_events) = (query.text, query.vector, query.from_events);
+    let start = match &row {
+        Some(row) => retrieve::in_graph(row, text, vector, from_events, &graph.aliases, settings),
+        None => {
+            let planned = &lookup.lookups.shared_graph;
+            retrieve::start(conn, planned, tenant, query.user, text, vector, from_events, &graph.aliases, settings)
+                .await?
+        }
+    };
     if start.seeds.is_empty() {
         return Ok(Vec::new());
     }
+    let edges: Option<Vec<Edge>> = row.as_ref().map(|row| row.relations.iter().map(Edge::from).collect());
     let steps = retrieve::walk(
         conn,
         tenant,
         query.user,
         &start.seeds,
-        graph.settings.max_depth,
-        &graph.settings,
+        settings.max_depth,
+        settings,
         query.as_of,
-        start.edges.as_deref(),
+        edges.as_deref(),
     )
     .await?;
     if steps.is_empty() {
@@ -79,11 +78,13 @@ pub async fn search(
         true => whole.clone(),
         false => lookup.embedder.embed_one(&asked).await?,
     };
-    let reached =
-        retrieve::relations(conn, tenant, &steps, Some((&whole, &asked_vector)), start.entity_names.as_ref()).await?;
+    let reached = match &row {
+        Some(row) => retrieve::reached_in(row, &steps, (&whole, &asked_vector)),
+        None => retrieve::relations(conn, tenant, &steps, Some((&whole, &asked_vector))).await?,
+    };
     let terms = super::terms::terms(&asked);
     let weights = super::terms::normalised(terms.weights.iter().copied());
-    Ok(results(reached, &terms.all, &weights, &graph.settings))
+    Ok(results(reached, &terms.all, &weights, settings))
 }
 
 /// What a relation's keyword share is counted in: its line, its sentence and, for a

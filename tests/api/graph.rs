@@ -184,6 +184,15 @@ async fn a_migration_ends_the_old_edge_and_as_of_still_sees_it() {
     assert_eq!(statuses, vec!["superseded", "active"], "the old edge is kept, ended: {entity}");
     assert!(entity["relations"][0]["valid_to"].is_string());
     assert_eq!(tidb["relations"].as_array().unwrap().len(), 1);
+
+    // A lookup sees the migration too: now from the user's graph row, before it from the tables.
+    let ask = json!({"user_id": "li", "query": "电商项目用什么数据库", "kinds": ["relation"], "min_score": 0.0});
+    let lines = relations_of(&app.search(&key, &ask).await);
+    assert!(lines.iter().any(|l| l.ends_with("TiDB")) && !lines.iter().any(|l| l.contains("PostgreSQL")), "{lines:?}");
+    let ask_then = json!({"user_id": "li", "query": "电商项目用什么数据库", "kinds": ["relation"], "min_score": 0.0,
+                          "as_of": then});
+    let lines = relations_of(&app.search(&key, &ask_then).await);
+    assert!(lines.iter().any(|l| l.ends_with("PostgreSQL")) && !lines.iter().any(|l| l.contains("TiDB")), "{lines:?}");
 }
 
 #[tokio::test]
@@ -227,11 +236,13 @@ async fn another_tenant_sees_no_entity_and_forgetting_leaves_none() {
     let found = app.search(&other, &json!({"user_id": "li", "query": "电商项目用什么", "kinds": ["relation"]})).await;
     assert_eq!(found["results"], json!([]));
 
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM user_graphs").fetch_one(&app.db.pool).await.unwrap();
+    assert_eq!(rows, 1, "extraction wrote the user's graph row");
     let admin = app.key("acme", "admin").await;
     let response =
         app.client.delete(format!("{}/admin/v1/users/li", app.address)).bearer_auth(&admin).send().await.unwrap();
     assert_eq!(response.status(), 200);
-    for table in ["entities", "relations", "graph_history"] {
+    for table in ["entities", "relations", "graph_history", "user_graphs"] {
         let left: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
             .fetch_one(&app.db.pool)
             .await

@@ -14,11 +14,12 @@
 //! graph  = seed weight × hop_decay^(hop − 1)
 //! ```
 //!
-//! Where the walk reads edges: a user with at most `graph.scan_limit` edges has them
-//! all read once, in the statement that finds the seeds (one index-only scan), and
-//! walked in memory; a user with more is walked through the database one hop per
-//! statement, each entity's most recent edges through `relations_subject` and
-//! `relations_object`. Then one statement reads the relations reached.
+//! Where the walk reads the graph: a user with a graph row (see [`crate::graph::snapshot`]:
+//! at most `graph.scan_limit` relations) has it read in one statement, and seeds, walk and
+//! similarities are found in memory ([`in_graph`], [`reached_in`]). A user without one,
+//! or a lookup `as_of` a past time, is walked through the database: seeds by statements
+//! ([`start`]), one statement per hop through `relations_subject` and `relations_object`,
+//! then one statement reads the relations reached ([`relations`]).
 //!
 //! A relation is scored on search's scale (see [`crate::search`]). What the query asks of
 //! the entities it names is the query without their names ([`residual`]: "张伟用的什么
@@ -38,10 +39,11 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::line;
+use super::snapshot::UserGraph;
 use crate::domain::TenantId;
 use crate::models::Embedding;
 
-pub use seeds::{Seed, Start, names_in, residual, start};
+pub use seeds::{Seed, Start, in_graph, names_in, residual, start};
 pub use walk::{Edge, Step, walk};
 
 /// Which relations a walk may follow: those that hold now, or at `as_of` (`$as_of`; the
@@ -87,14 +89,12 @@ pub struct Reached {
 }
 
 /// The relations `steps` reached, in their order, with their similarity to `vectors`
-/// (the query and what it asks of the entities it names); the entities' names from
-/// `names` when the lookup read them, else from `entities`.
+/// (the query and what it asks of the entities it names).
 pub async fn relations(
     conn: &mut PgConnection,
     tenant: &TenantId,
     steps: &[Step],
     vectors: Option<(&Embedding, &Embedding)>,
-    names: Option<&HashMap<Uuid, String>>,
 ) -> sqlx::Result<Vec<Reached>> {
     if steps.is_empty() {
         return Ok(Vec::new());
@@ -109,19 +109,19 @@ pub async fn relations(
         ),
         None => "0".to_owned(),
     };
-    let (named, joins) = match names {
-        Some(_) => ("''::text AS subject, ''::text AS object", ""),
-        None => (
-            "s.name AS subject, o.name AS object",
-            "JOIN entities s ON s.tenant_id = $1 AND s.id = r.subject_id
-             JOIN entities o ON o.tenant_id = $1 AND o.id = r.object_id",
-        ),
-    };
+    // Each entity's name read once: a walk's relations share their entities.
     let sql = format!(
-        "SELECT r.id, r.subject_id, r.predicate, r.object_id, r.fact, {named},
-                r.valid_from, r.valid_to, r.updated_at, r.source_event_ids, ({similarity})::float8 AS similarity
-           FROM relations r {joins}
-          WHERE r.tenant_id = $1 AND r.id = ANY($2)"
+        "WITH r AS MATERIALIZED (
+            SELECT r.id, r.subject_id, r.predicate, r.object_id, r.fact, r.valid_from, r.valid_to, r.updated_at,
+                   r.source_event_ids, ({similarity})::float8 AS similarity
+              FROM relations r WHERE r.tenant_id = $1 AND r.id = ANY($2)
+         ), named AS MATERIALIZED (
+            SELECT id, name FROM entities
+             WHERE tenant_id = $1 AND id = ANY(ARRAY(SELECT subject_id FROM r UNION SELECT object_id FROM r))
+         )
+         SELECT r.id, r.subject_id, r.predicate, r.object_id, r.fact, s.name AS subject, o.name AS object,
+                r.valid_from, r.valid_to, r.updated_at, r.source_event_ids, r.similarity
+           FROM r JOIN named s ON s.id = r.subject_id JOIN named o ON o.id = r.object_id"
     );
     let ids: Vec<Uuid> = steps.iter().map(|s| s.relation).collect();
     let found: Vec<Reached> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -136,10 +136,6 @@ pub async fn relations(
         .iter()
         .filter_map(|step| {
             let mut r = by_id.remove(&step.relation)?;
-            if let Some(names) = names {
-                r.subject = names.get(&r.subject_id).cloned().unwrap_or_default();
-                r.object = names.get(&r.object_id).cloned().unwrap_or_default();
-            }
             r.hop = step.hop;
             r.path = step.path.clone();
             r.start = step.start;
@@ -147,6 +143,39 @@ pub async fn relations(
             Some(r)
         })
         .collect())
+}
+
+/// The relations `steps` reached in the user's `graph` row, in their order, with their
+/// similarity to `vectors` as [`relations`] finds it (from 8-bit vectors).
+pub fn reached_in(graph: &UserGraph, steps: &[Step], vectors: (&Embedding, &Embedding)) -> Vec<Reached> {
+    let by_id: HashMap<Uuid, &super::snapshot::Relation> = graph.relations.iter().map(|r| (r.id, r)).collect();
+    let names = graph.names();
+    let name = |id: &Uuid| names.get(id).copied().unwrap_or_default().to_owned();
+    steps
+        .iter()
+        .filter_map(|step| {
+            let r = by_id.get(&step.relation)?;
+            let similarity = (r.vector.cosine(vectors.0.as_slice()) + r.vector.cosine(vectors.1.as_slice())) / 2.0;
+            Some(Reached {
+                id: r.id,
+                subject_id: r.subject_id,
+                subject: name(&r.subject_id),
+                predicate: r.predicate.clone(),
+                object_id: r.object_id,
+                object: name(&r.object_id),
+                fact: r.fact.clone(),
+                valid_from: r.valid_from,
+                valid_to: r.valid_to,
+                updated_at: r.updated_at,
+                source_event_ids: r.source_event_ids.clone(),
+                hop: step.hop,
+                path: step.path.clone(),
+                start: step.start,
+                weight: step.weight,
+                similarity,
+            })
+        })
+        .collect()
 }
 
 /// The chain from a relation's seed to it: `张伟 —colleague→ 李明 —leads→ 电商项目`.

@@ -1,19 +1,17 @@
 //! Where a walk starts: the entities a query names (by name, alias, trigram or
-//! embedding) and those of the best results' turns, read in one statement with the
-//! user's edges when they are few.
+//! embedding) and those of the best results' turns, found in the user's graph row or,
+//! without one, in the tables.
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::validity;
-use super::walk::Edge;
 use crate::db::Held;
 use crate::domain::{TenantId, UserId};
 use crate::graph::GraphSettings;
 use crate::graph::names::{Aliases, normalise, similarity, trigrams};
+use crate::graph::snapshot::{Entity, UserGraph};
 use crate::models::Embedding;
 
 /// An entity a walk starts from, and how surely the query means it (0..1).
@@ -22,17 +20,13 @@ pub struct Seed {
     pub entity: Uuid,
     pub weight: f64,
 }
-/// Where a lookup's walk starts, and the user's edges when they were few enough to read.
+
+/// Where a lookup's walk starts.
 #[derive(Debug, Default)]
 pub struct Start {
     pub seeds: Vec<Seed>,
     /// The names (normal forms, aliases, first names) of the seeds named in full.
     pub names: Vec<String>,
-    /// All the user's edges that hold (now or at `as_of`); `None` when there are more
-    /// than `graph.scan_limit`, or they were not asked for.
-    pub edges: Option<Vec<Edge>>,
-    /// The names of all the user's entities, read with the edges (`None` with them).
-    pub entity_names: Option<HashMap<Uuid, String>>,
 }
 
 /// The query without the names (and aliases) of the entities it names: what it asks of them.
@@ -103,28 +97,22 @@ const MISSPELT: &str = "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS 
      WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
      GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $4 ORDER BY s DESC LIMIT 8";
 
-/// SQL: the three entities nearest the query vector `$vector` (none without one).
-fn nearest(query: Option<&Embedding>, vector: &str, gate: &str) -> String {
-    let Some(dims) = query.map(Embedding::dims) else {
-        return "SELECT NULL::uuid AS id, 0::float8 AS s WHERE false".to_owned();
-    };
+/// SQL: the three entities nearest the query vector `$3` of `dims` dimensions.
+fn nearest(dims: usize) -> String {
     format!(
-        "SELECT id, (1 - (embedding::halfvec({dims}) <=> {vector}::halfvec({dims})))::float8 AS s FROM entities
-          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = {dims} {gate}
-          ORDER BY embedding::halfvec({dims}) <=> {vector}::halfvec({dims}) LIMIT 3"
+        "SELECT id, (1 - (embedding::halfvec({dims}) <=> $3::halfvec({dims})))::float8 AS s FROM entities
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND embedding_dims = {dims}
+          ORDER BY embedding::halfvec({dims}) <=> $3::halfvec({dims}) LIMIT 3"
     )
 }
 
-/// The entities a lookup starts from (see the module documentation), and with
-/// `scan_edges` the user's edges and entity names when they are at most
-/// `graph.scan_limit`, in one statement on `conn` (plans cached). A seed found a surer
-/// way stops the less sure ones (a name in full, a first name, a misspelt name, the
-/// query's meaning, in that order): a user with many alike names would otherwise match
-/// them all. When the query names none in full, one more statement looks the other
-/// ways ([`unnamed`]); for a user with more edges, a misspelt name and the relations of
-/// the best results' turns are looked up by statements of their own on a connection of
-/// `planned`, which plans each statement for its values: a generic plan reads all of a
-/// large user's entities or relations for them.
+/// The entities a lookup starts from (see the module documentation), read from the
+/// database on `conn` (plans cached). A seed found a surer way stops the less sure ones
+/// (a name in full, a first name, a misspelt name, the query's meaning, in that order): a
+/// user with many alike names would otherwise match them all. A misspelt name and the
+/// relations of the best results' turns are looked up on a connection of `planned`, which
+/// plans each statement for its values: a generic plan reads all of a large user's
+/// entities or relations for them.
 #[allow(clippy::too_many_arguments)]
 pub async fn start(
     conn: &mut PgConnection,
@@ -134,92 +122,25 @@ pub async fn start(
     query: &str,
     vector: Option<&Embedding>,
     from_events: &[Uuid],
-    as_of: Option<DateTime<Utc>>,
-    scan_edges: bool,
     aliases: &Aliases,
     settings: &GraphSettings,
 ) -> sqlx::Result<Start> {
     let names = names_in(query, aliases);
-    // The edges through `relations_edges` and the entities' names through
-    // `entities_listing`, index-only. A row is a seed (`kind` 0, with its names), an edge
-    // (1) or an entity's name (2, with its normal form).
-    let sql = format!(
-        "WITH named AS ({NAMED}), edges AS (
-            SELECT r.id, r.subject_id, r.object_id, r.valid_from, r.source_event_ids && $4 AS stated FROM relations r
-             WHERE r.tenant_id = $1 AND r.user_id = $2 AND {validity} AND $6 LIMIT $5
-         ), entity_names AS (
-            SELECT id, name, norm_name FROM entities
-             WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND $6 LIMIT $5
-         )
-         SELECT 0::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, names, NULL::text FROM named
-         UNION ALL
-         SELECT 1::int2, id, subject_id, object_id, valid_from, stated, NULL::text[], NULL::text FROM edges
-         UNION ALL
-         SELECT 2::int2, id, NULL::uuid, NULL::uuid, NULL::timestamptz, false, ARRAY[norm_name], name FROM entity_names",
-        validity = validity(as_of.is_some(), "$7")
-    );
-    type Row =
-        (i16, Uuid, Option<Uuid>, Option<Uuid>, Option<DateTime<Utc>>, bool, Option<Vec<String>>, Option<String>);
-    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    let named: Vec<(Uuid, Vec<String>)> = sqlx::query_as(NAMED)
         .bind(tenant.as_str())
         .bind(user.as_str())
         .bind(&names)
-        .bind(from_events)
-        .bind(settings.scan_limit + 1)
-        .bind(scan_edges)
-        .bind(as_of)
         .fetch_all(&mut *conn)
         .await?;
-    let mut found: Vec<(Uuid, f64)> = Vec::new();
-    let mut seed_names: Vec<String> = Vec::new();
-    let mut edges: Vec<Edge> = Vec::new();
-    let mut stated: Vec<(Uuid, f64)> = Vec::new();
-    let mut entity_names: HashMap<Uuid, String> = HashMap::new();
-    let mut normal_forms: Vec<(Uuid, String)> = Vec::new();
-    for (kind, id, subject, object, valid_from, was_stated, row_names, name) in rows {
-        match (kind, subject, object, valid_from) {
-            (1, Some(subject_id), Some(object_id), Some(valid_from)) => {
-                if was_stated {
-                    stated.extend([(subject_id, settings.hop_decay), (object_id, settings.hop_decay)]);
-                }
-                edges.push(Edge { id, subject_id, object_id, valid_from });
-            }
-            (2, ..) => {
-                entity_names.insert(id, name.unwrap_or_default());
-                normal_forms.push((id, row_names.into_iter().flatten().next().unwrap_or_default()));
-            }
-            _ => {
-                found.push((id, 1.0));
-                seed_names.extend(row_names.unwrap_or_default());
-            }
-        }
-    }
-    let within = |n: usize| scan_edges && n as i64 <= settings.scan_limit;
-    let entity_names = (within(edges.len()) && within(entity_names.len())).then_some(entity_names);
-    let edges = within(edges.len()).then_some(edges);
+    let mut found: Vec<(Uuid, f64)> = named.iter().map(|(id, _)| (*id, 1.0)).collect();
+    let mut seed_names: Vec<String> = named.into_iter().flat_map(|(_, names)| names).collect();
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
     let mut own = Held::new(planned);
     if found.is_empty() {
-        let other_ways = match entity_names.is_some() {
-            true => {
-                let misspelt = misspelt_among(&normal_forms, &long, settings);
-                let mut ways = unnamed(conn, tenant, user, &names, vector, !misspelt.is_empty()).await?;
-                if !ways.iter().any(|way| way.named) {
-                    ways.extend(misspelt);
-                }
-                ways
-            }
-            false => one_by_one(conn, &mut own, tenant, user, &names, &long, vector, settings).await?,
-        };
-        for way in other_ways {
-            if way.named || way.similarity >= settings.seed_similarity as f64 {
-                found.push((way.id, way.similarity));
-                seed_names.extend(way.names);
-            }
-        }
+        let ways = one_by_one(conn, &mut own, tenant, user, &names, &long, vector, settings).await?;
+        take(ways, settings, &mut found, &mut seed_names);
     }
-    found.extend(stated);
-    if edges.is_none() && !from_events.is_empty() {
+    if !from_events.is_empty() {
         let custom = own.get().await?;
         found.extend(
             sqlx::query_as::<_, (Uuid, f64)>(
@@ -234,17 +155,88 @@ pub async fn start(
             .await?,
         );
     }
-    let mut best: HashMap<Uuid, f64> = HashMap::new();
-    for (entity, weight) in found {
-        let slot = best.entry(entity).or_insert(0.0);
-        *slot = slot.max(weight);
+    Ok(Start::of(found, seed_names))
+}
+
+/// The entities a lookup starts from (see the module documentation), found in the
+/// user's `graph` row the way [`start`] finds them in the tables.
+pub fn in_graph(
+    graph: &UserGraph,
+    query: &str,
+    vector: Option<&Embedding>,
+    from_events: &[Uuid],
+    aliases: &Aliases,
+    settings: &GraphSettings,
+) -> Start {
+    let names = names_in(query, aliases);
+    let named = |n: &String| names.binary_search(n).is_ok();
+    let names_of = |e: &Entity| {
+        let first = e.norm_name.split(' ').next().unwrap_or_default().to_owned();
+        e.aliases.iter().cloned().chain([e.norm_name.clone(), first]).collect::<Vec<_>>()
+    };
+    let mut found: Vec<(Uuid, f64)> = Vec::new();
+    let mut seed_names: Vec<String> = Vec::new();
+    for entity in graph.entities.iter().filter(|e| named(&e.norm_name) || e.aliases.iter().any(named)) {
+        found.push((entity.id, 1.0));
+        seed_names.extend(names_of(entity));
     }
-    let mut seeds: Vec<Seed> = best.into_iter().map(|(entity, weight)| Seed { entity, weight }).collect();
-    seeds.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.entity.cmp(&b.entity)));
-    seeds.truncate(8);
-    seed_names.sort();
-    seed_names.dedup();
-    Ok(Start { seeds, names: seed_names, edges, entity_names })
+    if found.is_empty() {
+        let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
+        let mut ways: Vec<Way> = graph
+            .entities
+            .iter()
+            .filter(|e| e.person && named(&e.norm_name.split(' ').next().unwrap_or_default().to_owned()))
+            .take(8)
+            .map(|e| Way { id: e.id, similarity: 1.0, names: names_of(e), named: true })
+            .collect();
+        if ways.is_empty() {
+            let forms: Vec<(Uuid, String)> = graph.entities.iter().map(|e| (e.id, e.norm_name.clone())).collect();
+            ways = misspelt_among(&forms, &long, settings);
+        }
+        if let (true, Some(vector)) = (ways.is_empty(), vector) {
+            let mut near: Vec<Way> = graph
+                .entities
+                .iter()
+                .filter(|e| e.vector.dims() == vector.dims())
+                .map(|e| Way::by(e.id, e.vector.cosine(vector.as_slice()), false))
+                .collect();
+            near.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
+            near.truncate(3);
+            ways = near;
+        }
+        take(ways, settings, &mut found, &mut seed_names);
+    }
+    for r in graph.relations.iter().filter(|r| r.source_event_ids.iter().any(|id| from_events.contains(id))) {
+        found.extend([(r.subject_id, settings.hop_decay), (r.object_id, settings.hop_decay)]);
+    }
+    Start::of(found, seed_names)
+}
+
+/// The ways that name an entity, or come near enough in meaning, as seeds.
+fn take(ways: Vec<Way>, settings: &GraphSettings, found: &mut Vec<(Uuid, f64)>, seed_names: &mut Vec<String>) {
+    for way in ways {
+        if way.named || way.similarity >= settings.seed_similarity as f64 {
+            found.push((way.id, way.similarity));
+            seed_names.extend(way.names);
+        }
+    }
+}
+
+impl Start {
+    /// The surest eight of the entities `found`, each at its surest weight.
+    fn of(found: Vec<(Uuid, f64)>, mut names: Vec<String>) -> Self {
+        let mut best: HashMap<Uuid, f64> = HashMap::new();
+        for (entity, weight) in found {
+            let slot = best.entry(entity).or_insert(0.0);
+            *slot = slot.max(weight);
+        }
+        let mut seeds: Vec<Seed> = best.into_iter().map(|(entity, weight)| Seed { entity, weight }).collect();
+        seeds.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.entity.cmp(&b.entity)));
+        seeds.truncate(8);
+        names.sort();
+        names.dedup();
+        Self { seeds, names }
+    }
 }
 
 /// An entity found by a way other than its name in full.
@@ -297,7 +289,7 @@ async fn one_by_one(
         ways.extend(misspelt.into_iter().map(|(id, similarity)| Way::by(id, similarity, true)));
     }
     if let (true, Some(vector)) = (ways.is_empty(), vector) {
-        let near: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(nearest(Some(vector), "$3", "")))
+        let near: Vec<(Uuid, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(nearest(vector.dims())))
             .bind(tenant.as_str())
             .bind(user.as_str())
             .bind(vector.to_pgvector())
@@ -325,35 +317,6 @@ fn misspelt_among(normal_forms: &[(Uuid, String)], long: &[&String], settings: &
     found.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
     found.truncate(8);
     found
-}
-
-/// The seeds of a query that names no entity in full, in one statement (plans cached):
-/// people by a first name among `names`, else, unless `misspelt` names were found, the
-/// three entities nearest the query's meaning.
-async fn unnamed(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
-    names: &[String],
-    vector: Option<&Embedding>,
-    misspelt: bool,
-) -> sqlx::Result<Vec<Way>> {
-    let sql = format!(
-        "WITH first_names AS ({FIRST_NAMES} LIMIT 8), nearest AS ({})
-         SELECT id, 1::float8, names, true FROM first_names
-         UNION ALL
-         SELECT id, s, '{{}}'::text[], false FROM nearest",
-        nearest(vector, "$4", "AND NOT $5 AND NOT EXISTS (SELECT FROM first_names)"),
-    );
-    let rows: Vec<(Uuid, f64, Vec<String>, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(names)
-        .bind(vector.map(Embedding::to_pgvector))
-        .bind(misspelt)
-        .fetch_all(conn)
-        .await?;
-    Ok(rows.into_iter().map(|(id, similarity, names, named)| Way { id, similarity, names, named }).collect())
 }
 
 #[cfg(test)]

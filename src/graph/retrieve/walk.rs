@@ -21,6 +21,12 @@ pub struct Edge {
     pub valid_from: DateTime<Utc>,
 }
 
+impl From<&crate::graph::snapshot::Relation> for Edge {
+    fn from(r: &crate::graph::snapshot::Relation) -> Self {
+        Self { id: r.id, subject_id: r.subject_id, object_id: r.object_id, valid_from: r.valid_from }
+    }
+}
+
 impl Edge {
     fn other(&self, node: Uuid) -> Uuid {
         if self.subject_id == node { self.object_id } else { self.subject_id }

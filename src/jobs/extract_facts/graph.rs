@@ -84,6 +84,7 @@ pub(super) async fn extract(
         None => writer,
     };
     let mut discourse = Discourse::default();
+    let mut changed = false;
     for (i, (event, text)) in said.iter().enumerate() {
         let readings: Vec<(String, Extracted)> = match &by_llm {
             Some(per_message) => vec![(text.clone(), per_message.get(i).cloned().unwrap_or_default())],
@@ -114,7 +115,11 @@ pub(super) async fn extract(
             counts.add("relations_created", written.relations_created);
             counts.add("relations_refreshed", written.relations_refreshed);
             counts.add("relations_ended", written.relations_ended);
+            changed = true;
         }
+    }
+    if changed {
+        crate::graph::snapshot::refresh(conn, unit.tenant, unit.user, graph.settings.scan_limit).await?;
     }
     Ok(())
 }
