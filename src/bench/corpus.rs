@@ -353,7 +353,9 @@ pub async fn ensure_graph_rows(pool: &PgPool, limit: i64) -> anyhow::Result<f64>
         let mut tx = pool.begin().await?;
         for user in users {
             let user = UserId::parse(user.as_str())?;
-            crate::graph::snapshot::refresh(&mut tx, &tenant, &user, limit).await.context("cannot write a graph row")?;
+            crate::graph::snapshot::refresh(&mut tx, &tenant, &user, limit)
+                .await
+                .context("cannot write a graph row")?;
         }
         tx.commit().await?;
         eprintln!("bench: {} graph rows", (i * 500 + users.len()).min(missing.len()));

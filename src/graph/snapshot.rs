@@ -6,8 +6,9 @@
 //!
 //! Every flow that changes a user's entities or relations ends with [`refresh`] in its
 //! transaction (extraction, `dedup`'s merges, an admin's restore); forgetting the user
-//! deletes the row. A user with more than `graph.scan_limit` relations or entities has
-//! none, and is walked in the database, as is a lookup `as_of` a past time.
+//! deletes the row with the rest of their graph ([`super::store::forget_user`]). A user
+//! with more than `graph.scan_limit` relations or entities has none, and is walked in the
+//! database, as is a lookup `as_of` a past time.
 //!
 //! The value: a version byte, then the entities and the relations, each field in order,
 //! integers little-endian, a string as its length (u32) and bytes, a vector as its

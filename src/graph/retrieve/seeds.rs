@@ -126,12 +126,8 @@ pub async fn start(
     settings: &GraphSettings,
 ) -> sqlx::Result<Start> {
     let names = names_in(query, aliases);
-    let named: Vec<(Uuid, Vec<String>)> = sqlx::query_as(NAMED)
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(&names)
-        .fetch_all(&mut *conn)
-        .await?;
+    let named: Vec<(Uuid, Vec<String>)> =
+        sqlx::query_as(NAMED).bind(tenant.as_str()).bind(user.as_str()).bind(&names).fetch_all(&mut *conn).await?;
     let mut found: Vec<(Uuid, f64)> = named.iter().map(|(id, _)| (*id, 1.0)).collect();
     let mut seed_names: Vec<String> = named.into_iter().flat_map(|(_, names)| names).collect();
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
