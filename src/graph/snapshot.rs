@@ -248,6 +248,23 @@ pub async fn read(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> 
 /// Writes the user's graph row from their entities and relations as they are in this
 /// transaction; removes it when they have none, or more than `limit` of either.
 pub async fn refresh(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, limit: i64) -> sqlx::Result<()> {
+    // Counted first, through the indexes: a user over the limit would otherwise have up to
+    // `limit` rows and their vectors read at every change, only for the row to be deleted.
+    let (entity_count, relation_count): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM (SELECT FROM entities
+                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' LIMIT $3) e),
+                (SELECT count(*) FROM (SELECT FROM relations
+                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' LIMIT $3) r)",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(limit + 1)
+    .fetch_one(&mut *conn)
+    .await?;
+    let over = |n: i64| n > limit;
+    if relation_count == 0 || over(entity_count) || over(relation_count) {
+        return forget(conn, tenant, user).await;
+    }
     let entities: Vec<Entity> = sqlx::query_as(
         "SELECT id, name, norm_name, type = 'person' AS person, aliases, embedding::vector AS vector FROM entities
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' ORDER BY id LIMIT $3",
@@ -267,8 +284,8 @@ pub async fn refresh(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, 
     .bind(limit + 1)
     .fetch_all(&mut *conn)
     .await?;
-    let over = |n: usize| n as i64 > limit;
-    if relations.is_empty() || over(entities.len()) || over(relations.len()) {
+    // Changed since the count by another transaction: the same rule.
+    if relations.is_empty() || over(entities.len() as i64) || over(relations.len() as i64) {
         forget(conn, tenant, user).await?;
         return Ok(());
     }

@@ -315,3 +315,20 @@ async fn a_merge_keeps_its_lineage_and_restoring_undoes_it() {
     let response = app.post_as(&key, &restore, &json!({})).await;
     assert_eq!(response.status(), 403, "restoring takes the admin scope");
 }
+
+#[tokio::test]
+async fn a_user_over_the_scan_limit_has_no_graph_row_and_gets_one_back_under_it() {
+    let (app, _) = heard("li", &["我是李明，负责电商项目。", "电商项目用的是 FastAPI 和 PostgreSQL。"]).await;
+    let (tenant, user) =
+        (engram::domain::TenantId::parse("acme").unwrap(), engram::domain::UserId::parse("li").unwrap());
+    let rows = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM user_graphs").fetch_one(&app.db.pool).await.unwrap()
+    };
+    assert_eq!(rows().await, 1);
+    let mut conn = app.db.pool.acquire().await.unwrap();
+    // Four entities and two relations: over a limit of three entities.
+    engram::graph::snapshot::refresh(&mut conn, &tenant, &user, 3).await.unwrap();
+    assert_eq!(rows().await, 0, "over the limit, the lookups walk the tables");
+    engram::graph::snapshot::refresh(&mut conn, &tenant, &user, 4).await.unwrap();
+    assert_eq!(rows().await, 1);
+}
