@@ -136,12 +136,11 @@ async fn relations(
         vector: Some(&vector),
         from_events: &from_events,
         as_of: None,
+        keep: usize::MAX,
+        window: None,
     };
     let mut scans = lookup.lookups.scan_connection();
     let mut found = crate::search::relations::search(lookup, &mut scans, tenant, &query).await?;
-    for result in &mut found {
-        result.score = result.parts.explain(lookup.settings, None).score();
-    }
     found.retain(|r| r.score >= lookup.settings.context_min_score);
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
     let chains: Vec<(String, String)> = found.into_iter().map(|r| (r.id, r.path.unwrap_or(r.content))).collect();

@@ -87,6 +87,8 @@ pub async fn run(
             vector: Some(&vector),
             from_events: &from_events,
             as_of: query.as_of,
+            keep: query.limit,
+            window,
         };
         let mut reached = relations::search(lookup, &mut scans, tenant, &relation_query).await?;
         score_all(&mut reached, query, settings, window);

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use std::collections::HashMap;
 
+use super::when::Window;
 use super::{Lookup, Parts, SearchError, SearchResult};
 use crate::db::Held;
 use crate::domain::{ResultKind, TenantId, UserId};
@@ -23,6 +24,11 @@ pub struct RelationQuery<'a> {
     /// The turns of the best results so far: the relations stated in them seed the walk too.
     pub from_events: &'a [Uuid],
     pub as_of: Option<DateTime<Utc>>,
+    /// How many of the best-scoring relations the lookup returns (`usize::MAX` for all);
+    /// only those are described.
+    pub keep: usize,
+    /// The time the query asks about, which scores them.
+    pub window: Option<Window>,
 }
 
 /// The relations the walk reaches, unscored (`parts` set; the caller scores); its
@@ -37,10 +43,11 @@ pub async fn search(
 ) -> Result<Vec<SearchResult>, SearchError> {
     let (graph, settings) = (lookup.graph, &lookup.graph.settings);
     let conn = scans.get().await?;
-    let row = match query.as_of {
-        None => snapshot::read(conn, tenant, query.user).await?.filter(|row| row.fits(settings.scan_limit)),
+    let stored = match query.as_of {
+        None => snapshot::read(conn, tenant, query.user).await?,
         Some(_) => None,
     };
+    let row = stored.as_ref().and_then(snapshot::Stored::graph).filter(|row| row.fits(settings.scan_limit));
     let (text, vector, from_events) = (query.text, query.vector, query.from_events);
     let start = match &row {
         Some(row) => retrieve::in_graph(row, text, vector, from_events, &graph.aliases, settings),
@@ -84,7 +91,9 @@ pub async fn search(
     };
     let terms = super::terms::terms(&asked);
     let weights = super::terms::normalised(terms.weights.iter().copied());
-    Ok(results(reached, &terms.all, &weights, settings))
+    let scored =
+        scored(&reached, &terms.all, &weights, settings, |parts| parts.explain(lookup.settings, query.window).score());
+    Ok(described(scored, query.keep, &reached))
 }
 
 /// What a relation's keyword share is counted in: its line, its sentence and, for a
@@ -110,25 +119,46 @@ fn keyword_share(terms: &[String], weights: &[f64], text: &str) -> f64 {
         .sum()
 }
 
-/// The walk's relations as search results: content the relation's line, `fact` the
-/// sentence that states it, `path` the chain from the seed.
-fn results(reached: Vec<Reached>, terms: &[String], weights: &[f64], settings: &GraphSettings) -> Vec<SearchResult> {
-    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
-    let out: Vec<SearchResult> = reached
+/// Each relation reached with its parts and its score (by `score`), best first.
+fn scored<'r>(
+    reached: &'r [Reached],
+    terms: &[String],
+    weights: &[f64],
+    settings: &GraphSettings,
+    score: impl Fn(&Parts) -> f64,
+) -> Vec<(&'r Reached, Parts, f64)> {
+    let mut scored: Vec<(&Reached, Parts, f64)> = reached
         .iter()
         .map(|r| {
-            let content = retrieve::relation_line(r);
             let keyword = keyword_share(terms, weights, &match_text(r));
             let graph = r.weight * settings.hop_decay.powi(r.hop - 1);
-            let sources = r.source_event_ids.clone();
             let parts = Parts::relation(r.similarity, keyword, graph, r.hop, settings.relation_weight, r.valid_from);
+            let score = score(&parts);
+            (r, parts, score)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.2.total_cmp(&a.2));
+    scored
+}
+
+/// The best `keep` of the `scored` relations as search results: content the relation's
+/// line, `fact` the sentence that states it, `path` the chain from the seed (through
+/// any relation `reached`).
+fn described(scored: Vec<(&Reached, Parts, f64)>, keep: usize, reached: &[Reached]) -> Vec<SearchResult> {
+    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
+    scored
+        .into_iter()
+        .take(keep)
+        .map(|(r, parts, score)| {
+            let content = retrieve::relation_line(r);
+            let sources = r.source_event_ids.clone();
             SearchResult {
                 category: Some(r.predicate.clone()),
                 fact: Some(r.fact.clone()),
                 path: Some(retrieve::chain(r, &all)),
+                score,
                 ..SearchResult::new(r.id.to_string(), ResultKind::Relation, content, r.updated_at, sources, parts)
             }
         })
-        .collect();
-    out
+        .collect()
 }

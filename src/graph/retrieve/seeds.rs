@@ -165,14 +165,16 @@ pub fn in_graph(
     settings: &GraphSettings,
 ) -> Start {
     let names = names_in(query, aliases);
-    let named = |n: &String| names.binary_search(n).is_ok();
+    let named = |n: &str| names.binary_search_by(|name| name.as_str().cmp(n)).is_ok();
+    fn first_name<'a>(e: &Entity<'a>) -> &'a str {
+        e.norm_name.split(' ').next().unwrap_or_default()
+    }
     let names_of = |e: &Entity| {
-        let first = e.norm_name.split(' ').next().unwrap_or_default().to_owned();
-        e.aliases.iter().cloned().chain([e.norm_name.clone(), first]).collect::<Vec<_>>()
+        e.aliases.iter().copied().chain([e.norm_name, first_name(e)]).map(str::to_owned).collect::<Vec<_>>()
     };
     let mut found: Vec<(Uuid, f64)> = Vec::new();
     let mut seed_names: Vec<String> = Vec::new();
-    for entity in graph.entities.iter().filter(|e| named(&e.norm_name) || e.aliases.iter().any(named)) {
+    for entity in graph.entities.iter().filter(|e| named(e.norm_name) || e.aliases.iter().any(|a| named(a))) {
         found.push((entity.id, 1.0));
         seed_names.extend(names_of(entity));
     }
@@ -181,12 +183,12 @@ pub fn in_graph(
         let mut ways: Vec<Way> = graph
             .entities
             .iter()
-            .filter(|e| e.person && named(&e.norm_name.split(' ').next().unwrap_or_default().to_owned()))
+            .filter(|e| e.person && named(first_name(e)))
             .take(8)
             .map(|e| Way { id: e.id, similarity: 1.0, names: names_of(e), named: true })
             .collect();
         if ways.is_empty() {
-            let forms: Vec<(Uuid, String)> = graph.entities.iter().map(|e| (e.id, e.norm_name.clone())).collect();
+            let forms: Vec<(Uuid, String)> = graph.entities.iter().map(|e| (e.id, e.norm_name.to_owned())).collect();
             ways = misspelt_among(&forms, &long, settings);
         }
         if let (true, Some(vector)) = (ways.is_empty(), vector) {
@@ -202,7 +204,7 @@ pub fn in_graph(
         }
         take(ways, settings, &mut found, &mut seed_names);
     }
-    for r in graph.relations.iter().filter(|r| r.source_event_ids.iter().any(|id| from_events.contains(id))) {
+    for r in graph.relations.iter().filter(|r| r.source_event_ids.iter().any(|id| from_events.contains(&id))) {
         found.extend([(r.subject_id, settings.hop_decay), (r.object_id, settings.hop_decay)]);
     }
     Start::of(found, seed_names)

@@ -21,8 +21,8 @@ pub struct Edge {
     pub valid_from: DateTime<Utc>,
 }
 
-impl From<&crate::graph::snapshot::Relation> for Edge {
-    fn from(r: &crate::graph::snapshot::Relation) -> Self {
+impl From<&crate::graph::snapshot::Relation<'_>> for Edge {
+    fn from(r: &crate::graph::snapshot::Relation<'_>) -> Self {
         Self { id: r.id, subject_id: r.subject_id, object_id: r.object_id, valid_from: r.valid_from }
     }
 }
