@@ -31,7 +31,7 @@ pub struct RelationQuery<'a> {
     pub window: Option<Window>,
 }
 
-/// The relations the walk reaches, unscored (`parts` set; the caller scores); its
+/// The best `keep` of the relations the walk reaches, scored, best first; its
 /// statements on `scans` (see [`super::lookups::Lookups::scan_connection`]): the user's
 /// graph row, walked in memory, or without one (or `as_of` a past time, which the row
 /// does not hold) the tables.
@@ -137,7 +137,8 @@ fn scored<'r>(
             (r, parts, score)
         })
         .collect();
-    scored.sort_by(|a, b| b.2.total_cmp(&a.2));
+    // As the lookup ranks its results: a tie goes to the most recent.
+    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| b.0.updated_at.cmp(&a.0.updated_at)));
     scored
 }
 

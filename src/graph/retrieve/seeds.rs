@@ -166,9 +166,6 @@ pub fn in_graph(
 ) -> Start {
     let names = names_in(query, aliases);
     let named = |n: &str| names.binary_search_by(|name| name.as_str().cmp(n)).is_ok();
-    fn first_name<'a>(e: &Entity<'a>) -> &'a str {
-        e.norm_name.split(' ').next().unwrap_or_default()
-    }
     let names_of = |e: &Entity| {
         e.aliases.iter().copied().chain([e.norm_name, first_name(e)]).map(str::to_owned).collect::<Vec<_>>()
     };
@@ -208,6 +205,11 @@ pub fn in_graph(
         found.extend([(r.subject_id, settings.hop_decay), (r.object_id, settings.hop_decay)]);
     }
     Start::of(found, seed_names)
+}
+
+/// The first word of an entity's normal form: a person's first name.
+fn first_name<'a>(e: &Entity<'a>) -> &'a str {
+    e.norm_name.split(' ').next().unwrap_or_default()
 }
 
 /// The ways that name an entity, or come near enough in meaning, as seeds.
