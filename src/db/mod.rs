@@ -185,8 +185,10 @@ async fn require_pgvector(pool: &PgPool) -> anyhow::Result<()> {
 /// `shared_buffers` from which huge pages are worth their reservation.
 const HUGE_PAGES_FROM: i64 = 2 << 30;
 
-/// Warns when the server's shared buffers are large and in 4 kB pages: every buffer
-/// lookup then risks a TLB miss, which costs the benchmark a fifth of its lookups.
+/// Says so at startup when the server's shared buffers are large and in 4 kB pages:
+/// every buffer a lookup touches then risks a TLB miss, which cost the benchmark a
+/// seventh to a fifth of its lookups per second. Logged as information, once a
+/// process, since only the server's host can change it.
 async fn advise_on_huge_pages(pool: &PgPool) {
     let settings: sqlx::Result<(Option<String>, i64, Option<String>)> = sqlx::query_as(
         "SELECT current_setting('huge_pages_status', true), pg_size_bytes(current_setting('shared_buffers')),
@@ -197,7 +199,7 @@ async fn advise_on_huge_pages(pool: &PgPool) {
     if let Ok((status, shared_buffers, pages)) = settings
         && let Some(advice) = huge_pages_advice(status.as_deref(), shared_buffers, pages.as_deref())
     {
-        tracing::warn!("{advice}");
+        tracing::info!("{advice}");
     }
 }
 
