@@ -96,15 +96,32 @@ pub async fn search(
     Ok(described(scored, query.keep, &reached))
 }
 
-/// What a relation's keyword share is counted in: its line, its sentence and, for a
-/// technology, its kind.
-fn match_text(r: &Reached) -> String {
-    format!("{}\n{}{}", retrieve::relation_line(r), r.fact, crate::graph::kind_label(&r.object))
+/// What a relation's keyword share is counted in, lowercased, into `text`: its line
+/// ([`retrieve::relation_line`]), its sentence and, for a technology, its kind.
+fn match_text(r: &Reached, text: &mut String) {
+    // Each part lowercased on its own: most are ASCII, lowercased in place.
+    let lower = |text: &mut String, part: &str| match part.is_ascii() {
+        true => {
+            let from = text.len();
+            text.push_str(part);
+            text[from..].make_ascii_lowercase();
+        }
+        false => text.push_str(&part.to_lowercase()),
+    };
+    text.clear();
+    lower(text, &r.subject);
+    text.push_str(" —");
+    lower(text, &r.predicate);
+    text.push_str("→ ");
+    lower(text, &r.object);
+    text.push('\n');
+    lower(text, &r.fact);
+    lower(text, &crate::graph::kind_label(&r.object));
 }
 
-/// The keyword share of `text`: the weights of the terms it contains (the weights sum to 1).
-fn keyword_share(terms: &[String], weights: &[f64], text: &str) -> f64 {
-    let lower = text.to_lowercase();
+/// The keyword share of the lowercased `text`: the weights of the terms it contains (the
+/// weights sum to 1).
+fn keyword_share(terms: &[String], weights: &[f64], lower: &str) -> f64 {
     terms
         .iter()
         .zip(weights)
@@ -127,10 +144,12 @@ fn scored<'r>(
     settings: &GraphSettings,
     score: impl Fn(&Parts) -> f64,
 ) -> Vec<(&'r Reached, Parts, f64)> {
+    let mut text = String::new();
     let mut scored: Vec<(&Reached, Parts, f64)> = reached
         .iter()
         .map(|r| {
-            let keyword = keyword_share(terms, weights, &match_text(r));
+            match_text(r, &mut text);
+            let keyword = keyword_share(terms, weights, &text);
             let graph = r.weight * settings.hop_decay.powi(r.hop - 1);
             let parts = Parts::relation(r.similarity, keyword, graph, r.hop, settings.relation_weight, r.valid_from);
             let score = score(&parts);
@@ -162,4 +181,41 @@ fn described(scored: Vec<(&Reached, Parts, f64)>, keep: usize, reached: &[Reache
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_match_text_is_the_relation_lowercased_whole() {
+        let at = chrono::Utc::now();
+        let relation = |subject: &str, predicate: &str, object: &str, fact: &str| Reached {
+            id: Uuid::nil(),
+            subject_id: Uuid::nil(),
+            subject: subject.into(),
+            predicate: predicate.into(),
+            object_id: Uuid::nil(),
+            object: object.into(),
+            fact: fact.into(),
+            valid_from: at,
+            valid_to: None,
+            updated_at: at,
+            source_event_ids: Vec::new(),
+            hop: 1,
+            path: Vec::new(),
+            start: Uuid::nil(),
+            weight: 1.0,
+            similarity: 0.0,
+        };
+        let mut text = String::new();
+        for r in [
+            relation("Priya", "uses", "PostgreSQL", "Priya's Team Uses PostgreSQL"),
+            relation("张伟", "colleague", "李明", "张伟是李明的同事, Ödön ÄLTER"),
+        ] {
+            match_text(&r, &mut text);
+            let whole = format!("{}\n{}{}", retrieve::relation_line(&r), r.fact, crate::graph::kind_label(&r.object));
+            assert_eq!(text, whole.to_lowercase());
+        }
+    }
 }

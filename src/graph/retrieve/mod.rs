@@ -148,21 +148,19 @@ pub async fn relations(
 /// The relations `steps` reached in the user's `graph` row, in their order, with their
 /// similarity to `vectors` as [`relations`] finds it (from 8-bit vectors).
 pub fn reached_in(graph: &UserGraph, steps: &[Step], vectors: (&Embedding, &Embedding)) -> Vec<Reached> {
-    let by_id: HashMap<Uuid, &super::snapshot::Relation> = graph.relations.iter().map(|r| (r.id, r)).collect();
-    let names = graph.names();
-    let name = |id: &Uuid| names.get(id).copied().unwrap_or_default().to_owned();
+    let name = |id: Uuid| graph.name(id).unwrap_or_default().to_owned();
     steps
         .iter()
         .filter_map(|step| {
-            let r = by_id.get(&step.relation)?;
+            let r = graph.relation(step.relation)?;
             let similarity = (r.vector.cosine(vectors.0.as_slice()) + r.vector.cosine(vectors.1.as_slice())) / 2.0;
             Some(Reached {
                 id: r.id,
                 subject_id: r.subject_id,
-                subject: name(&r.subject_id),
+                subject: name(r.subject_id),
                 predicate: r.predicate.to_owned(),
                 object_id: r.object_id,
-                object: name(&r.object_id),
+                object: name(r.object_id),
                 fact: r.fact.to_owned(),
                 valid_from: r.valid_from,
                 valid_to: r.valid_to,

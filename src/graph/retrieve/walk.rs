@@ -70,7 +70,7 @@ pub async fn walk(
     as_of: Option<DateTime<Utc>>,
     edges: Option<&[Edge]>,
 ) -> sqlx::Result<Vec<Step>> {
-    let loaded = edges.map(adjacency);
+    let loaded = edges.map(Adjacency::of);
     let mut frontier: Vec<Walker> =
         seeds.iter().map(|s| Walker { node: s.entity, path: Vec::new(), start: s.entity, weight: s.weight }).collect();
     // The surest weight each entity was walked on from: a later path from a seed no
@@ -93,7 +93,7 @@ pub async fn walk(
         nodes.sort();
         nodes.dedup();
         let fetched;
-        let adjacent: &HashMap<Uuid, Vec<Edge>> = match &loaded {
+        let adjacent: &Adjacency = match &loaded {
             Some(by_node) => by_node,
             None => {
                 fetched = edges_of(conn, tenant, user, &nodes, limit + 1, as_of).await?;
@@ -117,32 +117,38 @@ pub async fn walk(
     Ok(steps)
 }
 
-/// Each entity's edges, both directions, most recent first.
-fn adjacency(edges: &[Edge]) -> HashMap<Uuid, Vec<Edge>> {
-    let mut by_node: HashMap<Uuid, Vec<Edge>> = HashMap::new();
-    for edge in edges {
-        by_node.entry(edge.subject_id).or_default().push(*edge);
-        by_node.entry(edge.object_id).or_default().push(*edge);
+/// Each entity's edges, both directions, most recent first: one list sorted by entity,
+/// read by binary search (a map of lists would cost an allocation an entity, at every lookup).
+struct Adjacency(Vec<(Uuid, Edge)>);
+
+impl Adjacency {
+    fn new(mut pairs: Vec<(Uuid, Edge)>) -> Self {
+        pairs.sort_unstable_by(|(a, x), (b, y)| a.cmp(b).then(y.valid_from.cmp(&x.valid_from)).then(x.id.cmp(&y.id)));
+        Self(pairs)
     }
-    for list in by_node.values_mut() {
-        list.sort_by(|a, b| b.valid_from.cmp(&a.valid_from).then(a.id.cmp(&b.id)));
+
+    fn of(edges: &[Edge]) -> Self {
+        Self::new(edges.iter().flat_map(|e| [(e.subject_id, *e), (e.object_id, *e)]).collect())
     }
-    by_node
+
+    fn at(&self, node: Uuid) -> impl Iterator<Item = &Edge> {
+        let from = self.0.partition_point(|(n, _)| *n < node);
+        self.0[from..].iter().take_while(move |(n, _)| *n == node).map(|(_, e)| e)
+    }
 }
 
 /// One hop: each walker's `limit` most recent edges not on its path; the relations they
 /// reach are kept by the surest seed, then the fewest hops. Returns the walkers one hop on.
 fn expand(
     frontier: &[Walker],
-    adjacent: &HashMap<Uuid, Vec<Edge>>,
+    adjacent: &Adjacency,
     hop: i32,
     limit: usize,
     reached: &mut HashMap<Uuid, Step>,
 ) -> Vec<Walker> {
     let mut next = Vec::new();
     for walker in frontier {
-        let Some(edges) = adjacent.get(&walker.node) else { continue };
-        for edge in edges.iter().filter(|e| !walker.path.contains(&e.id)).take(limit) {
+        for edge in adjacent.at(walker.node).filter(|e| !walker.path.contains(&e.id)).take(limit) {
             let mut path = walker.path.clone();
             path.push(edge.id);
             if reached.get(&edge.id).is_none_or(|known| known.weight < walker.weight) {
@@ -170,7 +176,7 @@ async fn edges_of(
     nodes: &[Uuid],
     limit: usize,
     as_of: Option<DateTime<Utc>>,
-) -> sqlx::Result<HashMap<Uuid, Vec<Edge>>> {
+) -> sqlx::Result<Adjacency> {
     let sql = format!(
         "SELECT n.node, e.id, e.subject_id, e.object_id, e.valid_from FROM unnest($3::uuid[]) n(node)
           CROSS JOIN LATERAL (
@@ -194,11 +200,11 @@ async fn edges_of(
         .bind(as_of)
         .fetch_all(conn)
         .await?;
-    let mut by_node: HashMap<Uuid, Vec<Edge>> = HashMap::new();
-    for (node, id, subject_id, object_id, valid_from) in rows {
-        by_node.entry(node).or_default().push(Edge { id, subject_id, object_id, valid_from });
-    }
-    Ok(by_node)
+    Ok(Adjacency::new(
+        rows.into_iter()
+            .map(|(node, id, subject_id, object_id, valid_from)| (node, Edge { id, subject_id, object_id, valid_from }))
+            .collect(),
+    ))
 }
 
 #[cfg(test)]
@@ -214,7 +220,7 @@ mod tests {
     fn a_hop_follows_the_most_recent_edges_both_ways_and_not_back() {
         // 1 —10→ 2, 3 —11→ 1 (older), 1 —12→ 4 (oldest); 2 —13→ 5.
         let edges = [edge(10, 1, 2, 1), edge(11, 3, 1, 2), edge(12, 1, 4, 3), edge(13, 2, 5, 0)];
-        let adjacent = adjacency(&edges);
+        let adjacent = Adjacency::of(&edges);
         let seed = Uuid::from_u128(1);
         let mut reached = HashMap::new();
         let first = [Walker { node: seed, path: Vec::new(), start: seed, weight: 1.0 }];
@@ -232,7 +238,7 @@ mod tests {
     #[test]
     fn a_relation_is_kept_as_the_surest_seed_reaches_it() {
         let edges = [edge(10, 1, 2, 1)];
-        let adjacent = adjacency(&edges);
+        let adjacent = Adjacency::of(&edges);
         let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
         let mut reached = HashMap::new();
         let walkers = [

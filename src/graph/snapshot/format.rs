@@ -4,8 +4,6 @@
 //! scaled so that the largest magnitude is 127, which keeps a cosine similarity within
 //! about 0.005. A lookup reads it in place ([`UserGraph::decode`] copies nothing).
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -111,9 +109,14 @@ impl<'a> UserGraph<'a> {
         self.entities.len().max(self.relations.len()) as i64 <= limit
     }
 
-    /// The entities' names by id.
-    pub fn names(&self) -> HashMap<Uuid, &'a str> {
-        self.entities.iter().map(|e| (e.id, e.name)).collect()
+    /// The name of the entity `id` (read by binary search: entities are in id order).
+    pub fn name(&self, id: Uuid) -> Option<&'a str> {
+        self.entities.binary_search_by_key(&id, |e| e.id).ok().map(|at| self.entities[at].name)
+    }
+
+    /// The relation `id` (relations are in id order too).
+    pub fn relation(&self, id: Uuid) -> Option<&Relation<'a>> {
+        self.relations.binary_search_by_key(&id, |r| r.id).ok().map(|at| &self.relations[at])
     }
 
     pub(super) fn encode(&self) -> Vec<u8> {
@@ -182,6 +185,13 @@ impl<'a> UserGraph<'a> {
                 source_event_ids,
                 vector,
             });
+        }
+        // Written in id order; a value that is not is put in order rather than misread.
+        if !graph.entities.is_sorted_by_key(|e| e.id) {
+            graph.entities.sort_by_key(|e| e.id);
+        }
+        if !graph.relations.is_sorted_by_key(|r| r.id) {
+            graph.relations.sort_by_key(|r| r.id);
         }
         at.0.is_empty().then_some(graph)
     }
