@@ -2,7 +2,8 @@
 //! field in order, integers little-endian, a string as its length (u32) and bytes, a
 //! vector as its dimensions (u16, 0 for none) and one byte per dimension: the value
 //! scaled so that the largest magnitude is 127, which keeps a cosine similarity within
-//! about 0.005. A lookup reads it in place ([`UserGraph::decode`] copies nothing).
+//! about 0.005. Entities and relations are written in id order, which a lookup searches
+//! by. A lookup reads the value in place ([`UserGraph::decode`] copies nothing).
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -256,7 +257,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_graph_reads_back_as_written_and_a_cut_one_not_at_all() {
+    fn a_graph_reads_back_as_written_in_id_order_and_a_cut_one_not_at_all() {
         let at = DateTime::from_timestamp_micros(1_780_000_000_123_456).unwrap();
         let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
         let (person, fact) = (quantise(&[0.5, -1.0, 0.25]), quantise(&[0.1, 0.2, 0.3]));
@@ -295,9 +296,15 @@ mod tests {
         };
         let bytes = graph.encode();
         let read = UserGraph::decode(&bytes);
-        assert_eq!(read, Some(graph));
+        assert_eq!(read.as_ref(), Some(&graph));
         assert_eq!(read.unwrap().relations[0].source_event_ids.iter().collect::<Vec<_>>(), [source]);
         assert_eq!(UserGraph::decode(&bytes[..bytes.len() - 1]), None);
+        let reversed = UserGraph { entities: graph.entities.iter().rev().cloned().collect(), ..graph };
+        let written = reversed.encode();
+        let read = UserGraph::decode(&written).unwrap();
+        assert_eq!(read.entities.iter().map(|e| e.id).collect::<Vec<_>>(), [a, b], "read in id order");
+        assert_eq!((read.name(b), read.name(Uuid::from_u128(9))), (Some("PostgreSQL"), None));
+        assert_eq!(read.relation(Uuid::from_u128(3)).map(|r| r.fact), Some("张伟用 PostgreSQL"));
         let mut other = bytes.clone();
         other[0] = VERSION + 1;
         assert_eq!(UserGraph::decode(&other), None, "a value of another version is not read");
