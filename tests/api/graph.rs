@@ -142,26 +142,41 @@ async fn a_first_name_a_misspelt_name_or_none_start_the_walk_whether_edges_are_r
         ],
     )
     .await;
-    // The same database through an app that walks every graph through the database.
-    let mut settings = test_settings();
-    settings.graph.scan_limit = 0;
-    let hop_by_hop = engram::startup::Application::build(settings, app.db.clone()).await.unwrap();
-    let hop_by_hop_url = format!("http://127.0.0.1:{}/v1/search", hop_by_hop.port());
-    tokio::spawn(hop_by_hop.run_until_stopped());
-
-    for (question, expected) in [
-        ("What does Priya own?", "Priya Sharma"),
-        ("Which database does the chekout project use?", "checkout project —uses→ PostgreSQL"),
-        ("Tell me more", ""),
-    ] {
-        let query = json!({"user_id": "ana", "query": question, "kinds": ["relation"], "min_score": 0.0});
-        let at_once = app.search(&key, &query).await;
-        let walked: Value =
-            app.client.post(&hop_by_hop_url).bearer_auth(&key).json(&query).send().await.unwrap().json().await.unwrap();
-        assert_eq!(relations_of(&at_once), relations_of(&walked), "{question}");
-        match expected {
-            "" => assert!(relations_of(&at_once).is_empty(), "a question naming nothing the graph holds: {at_once}"),
-            _ => assert!(relations_of(&at_once).iter().any(|r| r.contains(expected)), "{question}: {at_once}"),
+    // The same database through apps that walk the user's graph row or every graph
+    // through the database, with the default budget of relations and with one that ends
+    // the walk within its second hop.
+    let search_url = |settings: engram::configuration::Settings| {
+        let db = app.db.clone();
+        async move {
+            let app = engram::startup::Application::build(settings, db).await.unwrap();
+            let url = format!("http://127.0.0.1:{}/v1/search", app.port());
+            tokio::spawn(app.run_until_stopped());
+            url
+        }
+    };
+    for budget in [50, 3] {
+        let mut settings = test_settings();
+        settings.graph.max_relations = budget;
+        let at_once_url = search_url(settings.clone()).await;
+        settings.graph.scan_limit = 0;
+        let hop_by_hop_url = search_url(settings).await;
+        for (question, expected) in [
+            ("What does Priya own?", "Priya Sharma"),
+            ("Which database does the chekout project use?", "checkout project —uses→ PostgreSQL"),
+            ("Tell me more", ""),
+        ] {
+            let query = json!({"user_id": "ana", "query": question, "kinds": ["relation"], "min_score": 0.0});
+            let ask = |url: &str| app.client.post(url).bearer_auth(&key).json(&query).send();
+            let at_once: Value = ask(&at_once_url).await.unwrap().json().await.unwrap();
+            let walked: Value = ask(&hop_by_hop_url).await.unwrap().json().await.unwrap();
+            assert_eq!(relations_of(&at_once), relations_of(&walked), "{question}, budget {budget}");
+            assert!(relations_of(&at_once).len() <= budget as usize, "{at_once}");
+            match expected {
+                "" => {
+                    assert!(relations_of(&at_once).is_empty(), "a question naming nothing the graph holds: {at_once}")
+                }
+                _ => assert!(relations_of(&at_once).iter().any(|r| r.contains(expected)), "{question}: {at_once}"),
+            }
         }
     }
 }

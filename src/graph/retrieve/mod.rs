@@ -9,8 +9,9 @@
 //! walk   = breadth first from the seeds, both directions, at most graph.max_depth hops,
 //!          the most recent graph.fan_out edges of each entity at the first hop, half as
 //!          many at the second, a quarter at the third (farther is less relevant and costs
-//!          more), until graph.max_relations are reached; each relation by its shortest
-//!          path from the surest seed
+//!          more), walkers in turn (surest seed first, then the most recent edge that
+//!          led to them) until graph.max_relations are reached; each relation by its
+//!          shortest path from the surest seed
 //! graph  = seed weight × hop_decay^(hop − 1)
 //! ```
 //!
@@ -18,8 +19,9 @@
 //! at most `graph.scan_limit` relations) has it read in one statement, and seeds, walk and
 //! similarities are found in memory ([`in_graph`], [`reached_in`]). A user without one,
 //! or a lookup `as_of` a past time, is walked through the database: seeds by statements
-//! ([`start`]), one statement per hop through `relations_subject` and `relations_object`,
-//! then one statement reads the relations reached ([`relations`]).
+//! ([`start`]), a statement per hop through `relations_subject` and `relations_object` for
+//! as many entities as the relations still wanted need, then one statement reads the
+//! relations reached ([`relations`]).
 //!
 //! A relation is scored on search's scale (see [`crate::search`]). What the query asks of
 //! the entities it names is the query without their names ([`residual`]: "张伟用的什么

@@ -57,8 +57,11 @@ struct Walker {
 }
 
 /// The walk from `seeds` (see the module documentation): at most `depth` hops, through
-/// `edges` when the user's were read, else through the database; nearest hops first,
-/// then surest seeds, then most recent.
+/// `edges` when the user's were read, else through the database; walkers in turn
+/// (nearest hops first, then surest seeds, then most recent edge) until
+/// `graph.max_relations` are reached. Through the database a hop reads the edges of only
+/// as many entities as the relations still wanted need, then more if they fall short: a
+/// last hop that fills two places reads two entities' edges, not forty.
 #[allow(clippy::too_many_arguments)]
 pub async fn walk(
     conn: &mut PgConnection,
@@ -70,7 +73,10 @@ pub async fn walk(
     as_of: Option<DateTime<Utc>>,
     edges: Option<&[Edge]>,
 ) -> sqlx::Result<Vec<Step>> {
-    let loaded = edges.map(Adjacency::of);
+    let budget = settings.max_relations.max(0) as usize;
+    let mut adjacent = edges.map(Adjacency::of).unwrap_or_default();
+    // The entities whose edges were read so far (sorted), when they are read hop by hop.
+    let mut fetched: Option<Vec<Uuid>> = edges.is_none().then(Vec::new);
     let mut frontier: Vec<Walker> =
         seeds.iter().map(|s| Walker { node: s.entity, path: Vec::new(), start: s.entity, weight: s.weight }).collect();
     // The surest weight each entity was walked on from: a later path from a seed no
@@ -89,19 +95,29 @@ pub async fn walk(
             break;
         }
         let limit = (settings.fan_out as f64 / f64::from(1 << hop)).ceil() as usize;
-        let mut nodes: Vec<Uuid> = frontier.iter().map(|w| w.node).collect();
-        nodes.sort();
-        nodes.dedup();
-        let fetched;
-        let adjacent: &Adjacency = match &loaded {
-            Some(by_node) => by_node,
-            None => {
-                fetched = edges_of(conn, tenant, user, &nodes, limit + 1, as_of).await?;
-                &fetched
+        // New relations an entity gives at most: past the seeds, one of its edges is the
+        // one the walker came by.
+        let per_entity = if hop == 0 { limit } else { limit.saturating_sub(1).max(1) };
+        let mut next = Vec::new();
+        let mut at = 0;
+        while at < frontier.len() && reached.len() < budget {
+            if let Some(fetched) = fetched.as_mut() {
+                let wanted = (budget - reached.len()).div_ceil(per_entity);
+                let nodes = unfetched(&frontier[at..], fetched, wanted);
+                if !nodes.is_empty() {
+                    adjacent.add(edges_of(conn, tenant, user, &nodes, limit + 1, as_of).await?);
+                    fetched.extend(nodes);
+                    fetched.sort_unstable();
+                }
             }
-        };
-        let mut next = expand(&frontier, adjacent, hop, limit, &mut reached);
-        if reached.len() as i64 >= settings.max_relations {
+            let ready = frontier[at..]
+                .iter()
+                .take_while(|w| fetched.as_ref().is_none_or(|f| f.binary_search(&w.node).is_ok()))
+                .count();
+            next.extend(expand(&frontier[at..at + ready], &adjacent, hop, limit, budget, &mut reached));
+            at += ready;
+        }
+        if reached.len() >= budget {
             break;
         }
         next.sort_by(|a, b| b.weight.total_cmp(&a.weight));
@@ -113,18 +129,43 @@ pub async fn walk(
             .then(b.valid_from.cmp(&a.valid_from))
             .then(a.relation.cmp(&b.relation))
     });
-    steps.truncate(settings.max_relations.max(0) as usize);
     Ok(steps)
+}
+
+/// The entities of `walkers`, in their order, whose edges are not read yet: the first
+/// `wanted` of them.
+fn unfetched(walkers: &[Walker], fetched: &[Uuid], wanted: usize) -> Vec<Uuid> {
+    let mut nodes: Vec<Uuid> = Vec::new();
+    for walker in walkers {
+        if nodes.len() >= wanted {
+            break;
+        }
+        if fetched.binary_search(&walker.node).is_err() && !nodes.contains(&walker.node) {
+            nodes.push(walker.node);
+        }
+    }
+    nodes
 }
 
 /// Each entity's edges, both directions, most recent first: one list sorted by entity,
 /// read by binary search (a map of lists would cost an allocation an entity, at every lookup).
+#[derive(Default)]
 struct Adjacency(Vec<(Uuid, Edge)>);
 
 impl Adjacency {
     fn new(mut pairs: Vec<(Uuid, Edge)>) -> Self {
-        pairs.sort_unstable_by(|(a, x), (b, y)| a.cmp(b).then(y.valid_from.cmp(&x.valid_from)).then(x.id.cmp(&y.id)));
+        Self::order(&mut pairs);
         Self(pairs)
+    }
+
+    fn order(pairs: &mut [(Uuid, Edge)]) {
+        pairs.sort_unstable_by(|(a, x), (b, y)| a.cmp(b).then(y.valid_from.cmp(&x.valid_from)).then(x.id.cmp(&y.id)));
+    }
+
+    /// Adds the edges of entities read since.
+    fn add(&mut self, more: Adjacency) {
+        self.0.extend(more.0);
+        Self::order(&mut self.0);
     }
 
     fn of(edges: &[Edge]) -> Self {
@@ -137,18 +178,23 @@ impl Adjacency {
     }
 }
 
-/// One hop: each walker's `limit` most recent edges not on its path; the relations they
-/// reach are kept by the surest seed, then the fewest hops. Returns the walkers one hop on.
+/// One hop of `walkers`, in turn: each one's `limit` most recent edges not on its path,
+/// until `budget` relations are reached; a relation is kept by the surest seed, then
+/// the fewest hops. Returns the walkers one hop on.
 fn expand(
-    frontier: &[Walker],
+    walkers: &[Walker],
     adjacent: &Adjacency,
     hop: i32,
     limit: usize,
+    budget: usize,
     reached: &mut HashMap<Uuid, Step>,
 ) -> Vec<Walker> {
     let mut next = Vec::new();
-    for walker in frontier {
+    for walker in walkers {
         for edge in adjacent.at(walker.node).filter(|e| !walker.path.contains(&e.id)).take(limit) {
+            if reached.len() >= budget {
+                return next;
+            }
             let mut path = walker.path.clone();
             path.push(edge.id);
             if reached.get(&edge.id).is_none_or(|known| known.weight < walker.weight) {
@@ -224,12 +270,12 @@ mod tests {
         let seed = Uuid::from_u128(1);
         let mut reached = HashMap::new();
         let first = [Walker { node: seed, path: Vec::new(), start: seed, weight: 1.0 }];
-        let next = expand(&first, &adjacent, 0, 2, &mut reached);
+        let next = expand(&first, &adjacent, 0, 2, 50, &mut reached);
         let mut ids: Vec<u128> = reached.keys().map(|id| id.as_u128()).collect();
         ids.sort();
         assert_eq!(ids, [10, 11], "the two most recent of the seed's three edges, the incoming one too");
         assert_eq!(next.iter().map(|w| w.node.as_u128()).collect::<Vec<_>>(), [2, 3]);
-        let then = expand(&next, &adjacent, 1, 1, &mut reached);
+        let then = expand(&next, &adjacent, 1, 1, 50, &mut reached);
         assert_eq!(reached[&Uuid::from_u128(13)].path, [Uuid::from_u128(10), Uuid::from_u128(13)]);
         assert_eq!(reached[&Uuid::from_u128(13)].hop, 2);
         assert!(then.iter().all(|w| w.node != seed), "no walker goes back along the edge it came by");
@@ -245,8 +291,33 @@ mod tests {
             Walker { node: a, path: Vec::new(), start: a, weight: 0.8 },
             Walker { node: b, path: Vec::new(), start: b, weight: 1.0 },
         ];
-        expand(&walkers, &adjacent, 0, 10, &mut reached);
+        expand(&walkers, &adjacent, 0, 10, 50, &mut reached);
         let step = &reached[&Uuid::from_u128(10)];
         assert_eq!((step.start, step.weight), (b, 1.0));
+    }
+
+    #[test]
+    fn a_hop_stops_when_the_budget_is_reached_keeping_the_first_walkers_edges() {
+        // Two walkers, each with three edges; a budget of four keeps the first's three.
+        let edges = [edge(10, 1, 5, 1), edge(11, 1, 6, 2), edge(12, 1, 7, 3), edge(13, 2, 8, 0), edge(14, 2, 9, 1)];
+        let adjacent = Adjacency::of(&edges);
+        let walker =
+            |n: u128| Walker { node: Uuid::from_u128(n), path: Vec::new(), start: Uuid::from_u128(n), weight: 1.0 };
+        let mut reached = HashMap::new();
+        let next = expand(&[walker(1), walker(2)], &adjacent, 0, 10, 4, &mut reached);
+        let mut ids: Vec<u128> = reached.keys().map(|id| id.as_u128()).collect();
+        ids.sort();
+        assert_eq!(ids, [10, 11, 12, 13], "the second walker's most recent edge fills the last place");
+        assert_eq!(next.len(), 4);
+    }
+
+    #[test]
+    fn the_entities_to_read_are_the_walkers_next_unread_ones_in_order() {
+        let walker = |n: u128| Walker { node: Uuid::from_u128(n), path: Vec::new(), start: Uuid::nil(), weight: 1.0 };
+        let walkers = [walker(3), walker(1), walker(3), walker(4), walker(2)];
+        let fetched = [Uuid::from_u128(1)];
+        let nodes: Vec<u128> = unfetched(&walkers, &fetched, 2).iter().map(|n| n.as_u128()).collect();
+        assert_eq!(nodes, [3, 4], "read ones skipped, repeats once");
+        assert_eq!(unfetched(&walkers, &fetched, 10).len(), 3);
     }
 }
