@@ -61,7 +61,7 @@ struct Walker {
 /// (nearest hops first, then surest seeds, then most recent edge) until
 /// `graph.max_relations` are reached. Through the database a hop reads the edges of only
 /// as many entities as the relations still wanted need, then more if they fall short: a
-/// last hop that fills two places reads two entities' edges, not forty.
+/// last hop that fills two places reads one or two entities' edges, not forty.
 #[allow(clippy::too_many_arguments)]
 pub async fn walk(
     conn: &mut PgConnection,
