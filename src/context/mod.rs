@@ -141,6 +141,7 @@ async fn relations(
     };
     let mut scans = lookup.lookups.scan_connection();
     let mut found = crate::search::relations::search(lookup, &mut scans, tenant, &query).await?;
+    scans.give_back();
     found.retain(|r| r.score >= lookup.settings.context_min_score);
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
     let chains: Vec<(String, String)> = found.into_iter().map(|r| (r.id, r.path.unwrap_or(r.content))).collect();

@@ -6,15 +6,15 @@
 //! with `engram.tenant_id` set, so a query that forgot its filter sees one tenant only.
 
 pub mod embedded;
+pub mod lend;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{PgConnection, PgPool, Postgres, Transaction};
+use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::configuration::DatabaseSettings;
 use crate::domain::TenantId;
@@ -125,16 +125,18 @@ async fn connect_pool(settings: &DatabaseSettings, options: PgConnectOptions) ->
 
 /// A pooled connection idle this long is pinged before it is handed out.
 const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+/// How long a borrower waits for a connection before the pool gives up.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What every engram pool shares. A connection that was in use moments ago is handed
 /// out as it is (sqlx pings every connection when it comes back, and by default again
-/// before it goes out: one round trip more per lookup, which a remote replica makes
-/// costly). One that sat idle is pinged first, so a connection a restarted server
-/// dropped is replaced, not used.
+/// before it goes out: one round trip more, which a remote replica makes costly; lookups
+/// avoid the first as well, see [`lend`]). One that sat idle is pinged first, so a
+/// connection a restarted server dropped is replaced, not used.
 pub fn pool_options(max_connections: u32) -> PgPoolOptions {
     PgPoolOptions::new()
         .max_connections(max_connections)
-        .acquire_timeout(Duration::from_secs(10))
+        .acquire_timeout(ACQUIRE_TIMEOUT)
         .test_before_acquire(false)
         .before_acquire(|conn, meta| {
             Box::pin(async move {
@@ -239,28 +241,6 @@ pub async fn delete_user_rows<const N: usize>(
             .rows_affected();
     }
     Ok(removed)
-}
-
-/// One connection of `pool`, taken when first needed and kept for the statements after:
-/// sqlx tests a connection with a round trip each time it goes back to its pool, so a
-/// piece of work that took one per statement would pay that round trip per statement.
-pub struct Held<'a> {
-    pool: &'a PgPool,
-    conn: Option<PoolConnection<Postgres>>,
-}
-
-impl<'a> Held<'a> {
-    pub fn new(pool: &'a PgPool) -> Self {
-        Self { pool, conn: None }
-    }
-
-    pub async fn get(&mut self) -> sqlx::Result<&mut PgConnection> {
-        let conn = match self.conn.take() {
-            Some(conn) => conn,
-            None => self.pool.acquire().await?,
-        };
-        Ok(&mut **self.conn.insert(conn))
-    }
 }
 
 #[cfg(test)]

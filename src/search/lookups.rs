@@ -39,14 +39,14 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use sqlx::PgConnection;
 use sqlx::postgres::PgConnectOptions;
-use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::SearchResult;
 use super::terms::Terms;
 use crate::configuration::SearchSettings;
-use crate::db::Held;
+use crate::db::lend::{Held, LendingPool};
 use crate::domain::TenantId;
 use crate::user_indexes::Indexed;
 
@@ -58,16 +58,16 @@ const LARGE_USERS_KEPT: usize = 100_000;
 /// The lookup connections, and the users they found too large to scan.
 pub struct Lookups {
     /// For scans and summaries: plans cached per connection (`force_generic_plan`).
-    pub(super) scans: PgPool,
+    scans: LendingPool,
     /// For the index way through the shared graph: planned for each lookup
     /// (`force_custom_plan`), `search.ef_search`.
-    pub(super) shared_graph: PgPool,
+    pub(super) shared_graph: LendingPool,
     /// For users with an HNSW index of their own: planned for each lookup,
     /// `search.user_index_ef_search`.
-    own_graphs: PgPool,
+    own_graphs: LendingPool,
     /// The same with generic plans cached per connection, for statements naming their
     /// user ([`owner_literals`]).
-    own_graphs_cached: PgPool,
+    own_graphs_cached: LendingPool,
     /// Users found with more memories than a scan reads.
     large_users: Remembered,
     /// Users found with more raw turns than a scan reads.
@@ -153,7 +153,7 @@ impl Lookups {
                 ("hnsw.ef_search", ef_search.to_string()),
                 ("plan_cache_mode", plans.to_owned()),
             ]);
-            crate::db::pool_options(size).connect_lazy_with(options)
+            LendingPool::new(crate::db::pool_options(size).connect_lazy_with(options), size)
         };
         Self {
             scans: pool("force_generic_plan", settings.ef_search, max_connections),
@@ -182,7 +182,9 @@ impl Lookups {
         if let Some(found) = lookup.scan(scans.get().await?).await? {
             return Ok(Some(found));
         }
-        let own_index = has_own_index(&self.shared_graph, L::TABLE, tenant, user, lookup.dims()).await?;
+        let mut conn = self.shared_graph.acquire().await?;
+        let own_index = has_own_index(&mut *conn, L::TABLE, tenant, user, lookup.dims()).await?;
+        conn.give_back();
         remembered.remember(tenant, user, own_index);
         Ok(None)
     }
@@ -196,14 +198,23 @@ impl Lookups {
     pub(super) async fn indexed<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Scanned> {
         let (tenant, user) = lookup.user();
         let own_index = self.remembered(L::TABLE).get(tenant, user).is_some_and(|large| large.own_index);
-        match (own_index, lookup.cached_plan_serves()) {
+        let (pool, matches) = match (own_index, lookup.cached_plan_serves()) {
             (true, true) => {
-                let matches = lookup.matching(&mut *self.shared_graph.acquire().await?).await?;
-                lookup.through_own_index(&mut *self.own_graphs_cached.acquire().await?, &matches).await
+                let mut conn = self.shared_graph.acquire().await?;
+                let matches = lookup.matching(&mut conn).await?;
+                conn.give_back();
+                (&self.own_graphs_cached, Some(matches))
             }
-            (true, false) => lookup.indexed(&mut *self.own_graphs.acquire().await?).await,
-            (false, _) => lookup.indexed(&mut *self.shared_graph.acquire().await?).await,
-        }
+            (true, false) => (&self.own_graphs, None),
+            (false, _) => (&self.shared_graph, None),
+        };
+        let mut conn = pool.acquire().await?;
+        let found = match matches {
+            Some(matches) => lookup.through_own_index(&mut conn, &matches).await?,
+            None => lookup.indexed(&mut conn).await?,
+        };
+        conn.give_back();
+        Ok(found)
     }
 
     fn remembered(&self, table: Indexed) -> &Remembered {
@@ -258,12 +269,12 @@ pub(super) fn owner_literals(tenant: &TenantId, user: &str) -> String {
 
 /// Whether the user has a valid HNSW index of their own over `table` for vectors of `dims`.
 pub async fn has_own_index(
-    pool: &PgPool,
+    db: impl sqlx::PgExecutor<'_>,
     table: Indexed,
     tenant: &TenantId,
     user: &str,
     dims: usize,
 ) -> sqlx::Result<bool> {
-    let index = crate::user_indexes::own_index(pool, table, tenant.as_str(), user, dims).await?;
+    let index = crate::user_indexes::own_index(db, table, tenant.as_str(), user, dims).await?;
     Ok(index.is_some_and(|(_, valid)| valid))
 }

@@ -95,6 +95,7 @@ pub async fn run(
         results.extend(reached);
         sort(&mut results);
     }
+    scans.give_back();
     let mut results = score::one_slot_per_turn(results);
     results.truncate(query.limit);
     Ok(results)

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::when::Window;
 use super::{Lookup, Parts, SearchError, SearchResult};
-use crate::db::Held;
+use crate::db::lend::Held;
 use crate::domain::{ResultKind, TenantId, UserId};
 use crate::graph::GraphSettings;
 use crate::graph::retrieve::{self, Edge, Reached};

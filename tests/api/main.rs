@@ -4,6 +4,7 @@
 mod admin_jobs;
 mod auth;
 mod cleanup;
+mod connections;
 mod consolidation;
 mod consolidation_llm;
 mod context;

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::db::Held;
+use crate::db::lend::{Held, LendingPool};
 use crate::domain::{TenantId, UserId};
 use crate::graph::GraphSettings;
 use crate::graph::names::{Aliases, normalise, similarity, trigrams};
@@ -116,7 +116,7 @@ fn nearest(dims: usize) -> String {
 #[allow(clippy::too_many_arguments)]
 pub async fn start(
     conn: &mut PgConnection,
-    planned: &PgPool,
+    planned: &LendingPool,
     tenant: &TenantId,
     user: &UserId,
     query: &str,
@@ -151,6 +151,7 @@ pub async fn start(
             .await?,
         );
     }
+    own.give_back();
     Ok(Start::of(found, seed_names))
 }
 
