@@ -13,8 +13,9 @@ pub fn sentences(text: &str) -> Vec<&str> {
     while let Some((i, c)) = chars.next() {
         let ends = match c {
             '。' | '！' | '？' | '\n' | '!' | '?' | ';' | '；' => true,
-            // A full stop ends a sentence only before a space or the end ("v1.2", "node.js" do not).
-            '.' => chars.peek().is_none_or(|(_, next)| next.is_whitespace()),
+            // A full stop ends a sentence only before a space or the end ("v1.2", "node.js" do
+            // not), and not after a title ("Dr. Anita Kowalczyk").
+            '.' => chars.peek().is_none_or(|(_, next)| next.is_whitespace()) && !after_title(&text[..i]),
             _ => false,
         };
         if ends {
@@ -25,6 +26,12 @@ pub fn sentences(text: &str) -> Vec<&str> {
     }
     push_trimmed(&mut found, &text[start..]);
     found
+}
+
+/// Whether `before` ends in a title that a full stop abbreviates.
+fn after_title(before: &str) -> bool {
+    let word = before.rsplit(|c: char| !c.is_alphabetic()).next().unwrap_or("");
+    ["Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St", "Jr", "Sr"].contains(&word)
 }
 
 fn push_trimmed<'a>(found: &mut Vec<&'a str>, sentence: &'a str) {
@@ -77,10 +84,13 @@ static SENSITIVE: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
     [
         ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
         ("api_key", r"\b(sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}"),
-        ("password", r"(?i)(password|passwd|passcode|pwd|密码|口令)\s*(is|was|:|：|=|是|为)\s*\S+"),
-        ("card_number", r"\b\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{1,7}\b"),
-        ("phone", r"(\+|\b)\d[\d ().-]{7,}\d\b"),
-        ("id_number", r"\b\d{17}[\dXx]\b|\b\d{3}-\d{2}-\d{4}\b"),
+        // The words before the secret stay: "my bank password is [password]".
+        ("password", r"(?i)(?:\b(?:password|passwd|passcode|pwd|pin(?: code| number)?)\b(?:\s+(?:for|to|of|on|at)\s+[\w .'-]{1,30}?)?\s*(?:is|was|:|=|=>)|(?:密码|口令|PIN码?)\s*(?:是|为|:|：|=)?)\s*(?P<secret>[^\s，。,]+)"),
+        // Digits are bounded by non-digits rather than `\b`: Chinese text puts no space
+        // between a word and a number ("身份证号码是1101…").
+        ("card_number", r"(?:^|[^0-9])(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{1,7})(?:[^0-9]|$)"),
+        ("id_number", r"(?:^|[^0-9])(?P<secret>\d{17}[\dXx]|\d{3}-\d{2}-\d{4})(?:[^0-9A-Za-z]|$)"),
+        ("phone", r"(?:^|[^0-9])(?P<secret>\+?\d[\d ().-]{7,}\d)(?:[^0-9]|$)"),
     ]
     .into_iter()
     .map(|(kind, pattern)| (kind, Regex::new(pattern).expect("a valid pattern")))
@@ -101,17 +111,43 @@ pub fn sensitive_kinds(text: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// `text` with every piece of sensitive data replaced by `[kind]`.
+/// How a piece of sensitive data of `kind` reads once redacted.
+pub fn marker(kind: &str) -> &'static str {
+    match kind {
+        "password" => "[password]",
+        "api_key" => "[api key]",
+        "card_number" => "[card number]",
+        "id_number" => "[national id]",
+        "phone" => "[phone]",
+        "email" => "[email]",
+        _ => "[redacted]",
+    }
+}
+
+/// `text` with every piece of sensitive data replaced by its [`marker`].
 pub fn redact(text: &str) -> String {
+    redact_kinds(text, |_| true)
+}
+
+/// `text` with the sensitive data of the kinds `wanted` accepts replaced by their
+/// [`marker`]s; the words that introduce a password stay.
+pub fn redact_kinds(text: &str, wanted: impl Fn(&str) -> bool) -> String {
     let mut out = text.to_owned();
-    for (kind, re) in SENSITIVE.iter() {
+    for (kind, re) in SENSITIVE.iter().filter(|(kind, _)| wanted(kind)) {
         out = re
-            .replace_all(
-                &out,
-                |caps: &regex::Captures| {
-                    if counts(kind, &caps[0]) { format!("[{kind}]") } else { caps[0].to_owned() }
-                },
-            )
+            .replace_all(&out, |caps: &regex::Captures| {
+                let whole = caps.get(0).expect("the whole match");
+                match caps.name("secret") {
+                    _ if !counts(kind, whole.as_str()) => whole.as_str().to_owned(),
+                    Some(secret) => {
+                        let text = whole.as_str();
+                        let (before, after) =
+                            (&text[..secret.start() - whole.start()], &text[secret.end() - whole.start()..]);
+                        format!("{before}{}{after}", marker(kind))
+                    }
+                    None => marker(kind).to_owned(),
+                }
+            })
             .into_owned();
     }
     out
@@ -177,5 +213,16 @@ mod tests {
         assert_eq!(sensitive_kinds("my password is hunter2"), ["password"]);
         assert!(sensitive_kinds("We run PostgreSQL 18 on 3 nodes since 2024-01-15").is_empty());
         assert_eq!(redact("write to ann@example.com"), "write to [email]");
+        assert_eq!(redact("my bank password is Tr0ub4dor&3"), "my bank password is [password]");
+        assert_eq!(
+            redact("the wifi password for the office is hunter2!"),
+            "the wifi password for the office is [password]"
+        );
+        assert_eq!(redact("我的银行卡密码是 882931，别告诉别人"), "我的银行卡密码是 [password]，别告诉别人");
+        assert_eq!(redact("SSN 123-45-6789"), "SSN [national id]");
+        assert_eq!(
+            redact_kinds("call +1 415 555 0199, key sk-abcdefghijklmnop1234", |k| k == "api_key"),
+            "call +1 415 555 0199, key [api key]"
+        );
     }
 }

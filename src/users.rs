@@ -59,7 +59,9 @@ pub async fn hold(conn: &mut PgConnection, tenant: &TenantId, users: &[&str]) ->
     Ok(())
 }
 
-async fn hold_exclusively(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<()> {
+/// Holds the life lock of `user` alone until the transaction ends: writers in flight
+/// finish first, and none starts meanwhile.
+pub async fn hold_exclusively(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<()> {
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 1))")
         .bind(tenant.as_str())
         .bind(user.as_str())
@@ -203,6 +205,30 @@ fn hmac_hex(secret: &[u8], message: &str) -> String {
     let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("HMAC takes keys of any length");
     mac.update(message.as_bytes());
     mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An `audit_log` row: who did what to which target, with details that never hold the
+/// content of what was deleted.
+pub async fn audit(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    actor: &str,
+    action: &str,
+    target: &str,
+    details: Value,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO audit_log (tenant_id, id, actor, action, target, details) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(tenant.as_str())
+    .bind(Uuid::now_v7())
+    .bind(actor)
+    .bind(action)
+    .bind(target)
+    .bind(details)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]

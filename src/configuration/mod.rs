@@ -96,6 +96,12 @@ impl Settings {
         {
             return invalid("database.embedded_shared_buffers", "expected `auto` or a size like 512MB or 2GB");
         }
+        if let Some(kind) = self.ingest.redact.iter().find(|k| !sections::SENSITIVE_KINDS.contains(&k.as_str())) {
+            return invalid(
+                "ingest.redact",
+                &format!("`{kind}` is not one of {}", sections::SENSITIVE_KINDS.join(", ")),
+            );
+        }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections", "must be at least 1");
         }

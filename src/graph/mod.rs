@@ -23,6 +23,7 @@
 //!   scored on search's scale (see [`crate::search`]).
 
 pub mod extract;
+pub mod forget;
 pub mod llm;
 pub mod mention;
 pub mod merge;

@@ -18,7 +18,7 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 
 use super::error::ApiError;
 use super::state::AppState;
-use crate::auth::{Principal, Scope};
+use crate::auth::Principal;
 
 /// The path prefixes that need a key.
 const PROTECTED: &[&str] = &["/v1/", "/admin/", "/mcp"];
@@ -66,56 +66,11 @@ pub async fn authenticate(
     }
 }
 
-/// What a route needs of a key.
-pub trait Need {
-    /// The scope named in a 403.
-    const SCOPE: Scope;
-
-    fn allows(principal: &Principal) -> bool {
-        principal.has(Self::SCOPE)
-    }
-}
-
-/// The requirements handlers name.
-pub mod need {
-    use super::{Need, Principal, Scope};
-
-    /// Lookups and feedback.
-    pub struct Read;
-    /// Appending events.
-    pub struct Ingest;
-    /// The tenant's own administration: its users, its runs.
-    pub struct Admin;
-    /// The installation's administration: schedules, runs over every tenant. Only the
-    /// CLI grants it (`engram keys create --scope operator`).
-    pub struct Operator;
-    /// Job runs and their records: a tenant's admin for its own, an operator for all.
-    pub struct Jobs;
-
-    impl Need for Read {
-        const SCOPE: Scope = Scope::Read;
-    }
-    impl Need for Ingest {
-        const SCOPE: Scope = Scope::Ingest;
-    }
-    impl Need for Admin {
-        const SCOPE: Scope = Scope::Admin;
-    }
-    impl Need for Operator {
-        const SCOPE: Scope = Scope::Operator;
-    }
-    impl Need for Jobs {
-        const SCOPE: Scope = Scope::Admin;
-
-        fn allows(principal: &Principal) -> bool {
-            principal.has(Scope::Admin) || principal.has(Scope::Operator)
-        }
-    }
-}
+pub use crate::service::scopes::{Need, need};
 
 /// Whether `principal` may do what `N` guards: a 403 naming the scope if not.
 pub fn check<N: Need>(principal: &Principal) -> Result<(), ApiError> {
-    if N::allows(principal) { Ok(()) } else { Err(ApiError::Forbidden(N::SCOPE)) }
+    Ok(crate::service::scopes::check::<N>(principal)?)
 }
 
 /// The caller's principal, checked against `N`; put it first among a handler's arguments.

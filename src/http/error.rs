@@ -8,8 +8,7 @@ use actix_web::{HttpResponse, ResponseError};
 
 use crate::auth::Scope;
 use crate::domain::ValidationError;
-use crate::ingest::IngestError;
-use crate::search::SearchError;
+use crate::service::Error;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -104,57 +103,21 @@ impl ResponseError for ApiError {
     }
 }
 
+impl From<Error> for ApiError {
+    fn from(err: Error) -> Self {
+        match err {
+            Error::Invalid(err) => Self::Invalid(err),
+            Error::Forbidden(scope) => Self::Forbidden(scope),
+            Error::NotFound(message) => Self::NotFound(message),
+            Error::Conflict(message) => Self::Conflict(message),
+            Error::Unavailable => Self::Unavailable,
+            Error::Internal(err) => Self::Internal(err),
+        }
+    }
+}
+
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        if database_gone(&err) {
-            tracing::error!(error = %err, "database unavailable");
-            return Self::Unavailable;
-        }
-        Self::Internal(err.into())
-    }
-}
-
-/// The database cannot answer now, but may on a retry: no connection to be had, or the
-/// connection lost — cut, or ended by a server shutting down or restarting (SQLSTATE
-/// class 08, and 57P01–57P03).
-fn database_gone(err: &sqlx::Error) -> bool {
-    match err {
-        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
-        sqlx::Error::Database(err) => err
-            .code()
-            .is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03")),
-        _ => false,
-    }
-}
-
-impl From<SearchError> for ApiError {
-    fn from(err: SearchError) -> Self {
-        match err {
-            SearchError::Embedding(err) => {
-                tracing::error!(error = %err, "cannot embed a query");
-                Self::Unavailable
-            }
-            SearchError::Database(err) => err.into(),
-        }
-    }
-}
-
-impl From<crate::context::ContextError> for ApiError {
-    fn from(err: crate::context::ContextError) -> Self {
-        match err {
-            crate::context::ContextError::Invalid(err) => Self::Invalid(err),
-            crate::context::ContextError::Search(err) => err.into(),
-            crate::context::ContextError::Database(err) => err.into(),
-        }
-    }
-}
-
-impl From<IngestError> for ApiError {
-    fn from(err: IngestError) -> Self {
-        match err {
-            IngestError::Invalid(err) => Self::Invalid(err),
-            IngestError::Contended | IngestError::IdTaken(_) => Self::Conflict(err.to_string()),
-            IngestError::Database(err) => err.into(),
-        }
+        Error::from(err).into()
     }
 }

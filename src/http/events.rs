@@ -8,9 +8,8 @@ use super::error::ApiError;
 use super::extract::Body;
 use super::openapi::{ErrorBody, EventsBody};
 use super::state::AppState;
-use crate::auth::Principal;
-use crate::domain::NewEvent;
 use crate::ingest::{self, Ingested};
+use crate::service::events;
 
 #[utoipa::path(
     tag = "events",
@@ -27,19 +26,7 @@ async fn post_events(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let events = ingest::parse_body(&body.0, &state.settings.ingest, state.clock.now())?;
-    Ok(HttpResponse::Accepted().json(append(&state, &principal, events).await?))
-}
-
-/// Stores validated events as `POST /v1/events` does: handed to the embedder,
-/// corrections counted.
-pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEvent>) -> Result<Ingested, ApiError> {
-    let done =
-        ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
-    state.vectors.submit(&principal.tenant, &done.fresh);
-    if done.corrections > 0 {
-        state.metrics.corrections.with_label_values(&["detected"]).inc_by(done.corrections as u64);
-    }
-    Ok(done)
+    Ok(HttpResponse::Accepted().json(events::append(&state, &principal, events).await?))
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::domain::ValidationError;
+pub use crate::service::input::{Params, parse_json};
 
 /// The raw request body of a JSON route, at most `server.max_body_bytes` (413 past
 /// it). A body that is not empty must be declared `application/json` (or a `+json`
@@ -76,62 +77,10 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
     }
 }
 
-/// Parses JSON into `T`; an error names its field path (`categories[2]`), or the field
-/// itself when it is missing, or `body` when the text is not JSON.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ValidationError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        let message = inner.to_string();
-        // serde reports a missing field at its parent; name the field itself.
-        let named = |prefix: &str| message.strip_prefix(prefix).and_then(|rest| rest.split('`').next());
-        let (missing, unknown) = (named("missing field `"), named("unknown field `"));
-        let field = match (missing, path.as_str()) {
-            _ if inner.is_syntax() || inner.is_eof() => "body".to_owned(),
-            (Some(name), ".") => name.to_owned(),
-            (Some(name), parent) => format!("{parent}.{name}"),
-            (None, ".") => unknown.unwrap_or("body").to_owned(),
-            (None, _) => path,
-        };
-        ValidationError::new(field, message)
-    })
-}
-
-/// Query parameters by name; unknown names are rejected so typos do not pass silently.
-pub struct Params(HashMap<String, String>);
-
-impl Params {
-    pub fn parse(req: &HttpRequest, allowed: &[&str]) -> Result<Self, ApiError> {
-        let map = web::Query::<HashMap<String, String>>::from_query(req.query_string())
-            .map_err(|_| ValidationError::new("query string", "is not valid"))?
-            .into_inner();
-        if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(ValidationError::new(
-                unknown.as_str(),
-                format!("is not a parameter here (expected {})", allowed.join(", ")),
-            )
-            .into());
-        }
-        Ok(Self(map))
-    }
-
-    /// Parameters given by name rather than in a query string (an MCP tool's arguments).
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, Option<String>)>) -> Self {
-        Self(pairs.into_iter().filter_map(|(name, value)| Some((name.to_owned(), value?))).collect())
-    }
-
-    pub fn text(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
-    }
-
-    /// An integer within `range`, or `default` when absent.
-    pub fn int(&self, name: &str, default: i64, range: std::ops::RangeInclusive<i64>) -> Result<i64, ValidationError> {
-        match self.text(name) {
-            None => Ok(default),
-            Some(v) => v.parse::<i64>().ok().filter(|n| range.contains(n)).ok_or_else(|| {
-                ValidationError::new(name, format!("must be an integer between {} and {}", range.start(), range.end()))
-            }),
-        }
-    }
+/// The query string as [`Params`]; unknown names are rejected so typos do not pass silently.
+pub fn query(req: &HttpRequest, allowed: &[&str]) -> Result<Params, ApiError> {
+    let map = web::Query::<HashMap<String, String>>::from_query(req.query_string())
+        .map_err(|_| ValidationError::new("query string", "is not valid"))?
+        .into_inner();
+    Ok(Params::named(map, allowed)?)
 }

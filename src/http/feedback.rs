@@ -6,10 +6,10 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::JsonBody;
-use super::openapi::{Created, ErrorBody};
+use super::openapi::ErrorBody;
 use super::state::AppState;
-use crate::auth::Principal;
-use crate::feedback::{self, FeedbackError, FeedbackRequest};
+use crate::feedback::FeedbackRequest;
+use crate::service::feedback::{self, Created};
 
 #[utoipa::path(
     tag = "lookups",
@@ -24,20 +24,7 @@ async fn post_feedback(
     principal: Authorized<need::Read>,
     body: JsonBody<FeedbackRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Created().json(submit(&state, &principal, body.0).await?))
-}
-
-/// Stores feedback as `POST /v1/feedback` does; a correction is counted.
-pub async fn submit(state: &AppState, principal: &Principal, request: FeedbackRequest) -> Result<Created, ApiError> {
-    let (id, correction) = feedback::submit(&state.db, &principal.tenant, request).await.map_err(|err| match err {
-        FeedbackError::Invalid(err) => ApiError::Invalid(err),
-        FeedbackError::NotFound(_) => ApiError::NotFound(err.to_string()),
-        FeedbackError::Database(err) => err.into(),
-    })?;
-    if correction {
-        state.metrics.corrections.with_label_values(&["feedback"]).inc();
-    }
-    Ok(Created { id })
+    Ok(HttpResponse::Created().json(feedback::submit(&state, &principal, body.0).await?))
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

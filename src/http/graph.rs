@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::auth::{Authorized, need};
 use super::error::ApiError;
-use super::extract::Params;
+use super::extract::{self, Params};
 use super::openapi::ErrorBody;
 use super::state::AppState;
 use crate::db::begin_tenant_tx;
@@ -62,7 +62,7 @@ async fn list_entities(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
-    let params = Params::parse(&req, &["query", "type", "limit", "cursor"])?;
+    let params = extract::query(&req, &["query", "type", "limit", "cursor"])?;
     let kind = params
         .text("type")
         .map(|t| {
@@ -146,7 +146,7 @@ async fn neighbourhood(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
-    let params = Params::parse(&req, &["entity", "depth", "as_of"])?;
+    let params = extract::query(&req, &["entity", "depth", "as_of"])?;
     let depth = depth(&params, "depth", 1)?;
     let as_of = params
         .text("as_of")
@@ -182,7 +182,7 @@ async fn shortest_path(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let user = user_of(path.into_inner())?;
-    let params = Params::parse(&req, &["from", "to", "max_depth"])?;
+    let params = extract::query(&req, &["from", "to", "max_depth"])?;
     let max_depth = depth(&params, "max_depth", 3)?;
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
     let from = named(&mut tx, &state, &principal.tenant, &user, "from", params.text("from")).await?;

@@ -12,7 +12,7 @@ pub mod health;
 mod jobs;
 pub mod openapi;
 pub mod search;
-pub mod state;
+pub use crate::service::state;
 pub mod users;
 
 use std::time::Instant;
@@ -87,6 +87,7 @@ fn method_label(method: &actix_web::http::Method) -> &'static str {
         Method::GET => "GET",
         Method::POST => "POST",
         Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
         Method::HEAD => "HEAD",
         Method::OPTIONS => "OPTIONS",
         _ => "other",
@@ -99,7 +100,7 @@ fn method_label(method: &actix_web::http::Method) -> &'static str {
 pub fn cors(origins: &[String]) -> actix_cors::Cors {
     use actix_web::http::{Method, header};
     let mut cors = actix_cors::Cors::default()
-        .allowed_methods([Method::GET, Method::POST, Method::DELETE])
+        .allowed_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
         .allowed_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT])
         .expose_headers([header::HeaderName::from_static("x-request-id"), header::RETRY_AFTER])
         .max_age(3600);

@@ -5,14 +5,12 @@
 //! is sent.
 
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ComponentsBuilder, OpenApi as Document};
 use utoipa::{Modify, OpenApi, ToSchema};
 use uuid::Uuid;
 
 use crate::domain::event::RawEvent;
-use crate::memories::{HistoryEntry, Memory};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -65,23 +63,7 @@ pub fn serve(mut doc: Document) -> actix_web::Resource {
     }))
 }
 
-/// `{"error": {"code", "message", "field"?}}`: every error engram answers.
-#[derive(Serialize, ToSchema)]
-pub struct ErrorBody {
-    pub error: ErrorDetail,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct ErrorDetail {
-    /// `invalid_request`, `unauthorized`, `forbidden`, `not_found`, `conflict`,
-    /// `payload_too_large`, `unsupported_media_type`, `rate_limited`, `unavailable`,
-    /// `not_ready`, `internal`
-    pub code: &'static str,
-    pub message: String,
-    /// The offending field of an `invalid_request`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-}
+pub use crate::service::error::{ErrorBody, ErrorDetail};
 
 /// One event, or `{"events": [...]}` (the request body of `POST /v1/events`, parsed
 /// by `ingest::parse_body` so that every error names its field).
@@ -96,59 +78,6 @@ pub enum EventsBody {
 #[allow(dead_code)]
 pub struct EventBatch {
     events: Vec<RawEvent>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Created {
-    pub id: Uuid,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct MemoryPage {
-    pub memories: Vec<Memory>,
-    /// Pass as `cursor` for the next page; absent on the last page.
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct MemoryDetail {
-    pub memory: Memory,
-    pub history: Vec<HistoryEntry>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SessionList {
-    pub sessions: Vec<crate::sessions::Session>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SummaryList {
-    pub summaries: Vec<crate::sessions::PeriodSummary>,
-}
-
-/// Every table's rows for the user, embeddings left out: `events`, `sessions`,
-/// `period_summaries`, `memories`, `memory_history`, `memory_access`, `feedback`,
-/// `job_runs`, `job_checkpoints`, each an array.
-#[derive(Serialize, ToSchema)]
-pub struct Export {
-    pub user_id: String,
-    #[serde(flatten)]
-    #[schema(value_type = Object)]
-    pub tables: serde_json::Map<String, Value>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Deleted {
-    pub user_id: String,
-    /// Rows removed per table.
-    #[schema(value_type = Object)]
-    pub deleted: Value,
-}
-
-/// Served by `GET /admin/v1/users/{user_id}/deletions`.
-#[derive(Serialize, ToSchema)]
-pub struct DeletionList {
-    pub deletions: Vec<crate::users::Deletion>,
 }
 
 /// What `/healthz` and `/readyz` answer when all is well.

@@ -58,6 +58,16 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"\b(?i:i (?:work|am working) (?:at|for))\s+(\p{Lu}[\p{L}&.-]+(?:\s+\p{Lu}[\p{L}&.-]+){0,3})",
         ),
         rule("identity", Some("employer"), 0.8, r"我在(\p{Han}{2,12}?)(?:工作|上班|任职)"),
+        // Starting somewhere: "I've officially started at Initech", "just joined Acme",
+        // "accepted a position at Hooli", "入职了字节", "现在在字节上班了".
+        rule(
+            "identity",
+            Some("employer"),
+            0.8,
+            r"\b(?i:started (?:a new job |a new role |working |my new job )?(?:at|with)|joined|accepted (?:a |an |the )?(?:\w+ )?(?:position|job|offer|role)(?: \w+)? (?:at|with)|(?:got|took) (?:a |an )?(?:new )?(?:job|position|role) (?:at|with))\s+(\p{Lu}[\p{L}&.-]+(?:\s+\p{Lu}[\p{L}&.-]+){0,3})",
+        ),
+        rule("identity", Some("employer"), 0.8, r"(?:入职了?|加入了?|跳槽到了?)(\p{Han}{2,10}?)(?:了|，|。|$|公司)"),
+        rule("identity", Some("employer"), 0.8, r"(?:现在|目前|已经)在(\p{Han}{2,8}?)(?:上班|工作|任职)"),
         rule(
             "personal",
             Some("location"),
@@ -65,6 +75,19 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"(?i)\bi (?:live|am based|'m based|am located) in\s+(\p{Lu}[\p{L} .-]{1,40}?)(?:[,.!;]|$| with| and| since)",
         ),
         rule("personal", Some("location"), 0.7, r"我(?:住在|在)(\p{Han}{2,10}?)(?:工作|生活|住|，|。|$)"),
+        // Settling somewhere: "I'm all settled in Denver now", "living in Leeds these days".
+        rule(
+            "personal",
+            Some("location"),
+            0.7,
+            r"(?i)\b(?:settled in|living in|relocated to|moved (?:over )?to)\s+(\p{Lu}[\p{L} .-]{1,40}?)(?:[,.!;]|$| with| and| since| now| for)",
+        ),
+        rule(
+            "personal",
+            Some("location"),
+            0.7,
+            r"(?:定居在?|落户在?|安顿在|搬到了?|住到了?)(\p{Han}{2,8}?)(?:了|，|。|$)",
+        ),
         rule(
             "identity",
             Some("role"),
@@ -135,6 +158,76 @@ static CHANGE_TO: LazyLock<Regex> = LazyLock::new(|| {
 /// The user moving home: "I moved to Berlin", "我搬到了北京".
 static MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:\b(?i:i|we)(?:'ve| have)? (?i:moved|relocated) (?i:to)\s+(\p{Lu}[\p{L}-]+(?:\s+\p{Lu}[\p{L}-]+)?)|我(?:们)?(?:已经)?搬(?:到|去)了?(\p{Han}{2,8}?)(?:了|，|。|$))")
+        .expect("a valid pattern")
+});
+
+/// One thing of the user's and who or what it is, by name: "my (new) manager is Priya", "Biscuit is our
+/// new puppy", "我的新经理是王芳". The thing named becomes the key, so that a later value
+/// for it is a knowledge update; what is already keyed elsewhere is left to its rule.
+static SLOT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?x)
+        ^(?:\p{L}+,?\s+)?(?i:my|our)\s+(?P<new1>(?i:new|current)\s+)?(?P<slot1>[a-z]+(?:\s+[a-z]+)?)\s+(?i:is|are|'s)\s+(?:now\s+|called\s+|named\s+)?(?P<value1>[\p{Lu}\d][\p{L}\d\x20'&.-]{0,40}?)\s*(?:[,.!;—–(]|$|\s+(?:and|but|since|who|which|because|now)\b)
+      | ^(?P<value2>\p{Lu}[\p{L}\d'&.-]*(?:\s+\p{Lu}[\p{L}\d'&.-]*)?)\s+(?i:is)\s+(?i:my|our)\s+(?P<new2>(?i:new)\s+)?(?P<slot2>[a-z]+(?:\s+[a-z]+)?)\b
+      | 我(?:的|们的)(?P<new3>新)?(?P<slot3>\p{Han}{1,4}?)(?:是|叫|换成了?)(?P<value3>[\p{Han}A-Za-z\d]{1,12})")
+    .expect("a valid pattern")
+});
+
+/// Things the other rules key, and words that name no single-valued thing.
+const NOT_SLOTS: &[&str] = &[
+    "name",
+    "names",
+    "database",
+    "db",
+    "stack",
+    "backend",
+    "frontend",
+    "framework",
+    "language",
+    "cloud",
+    "hosting",
+    "ci",
+    "bundler",
+    "store",
+    "storage",
+    "team",
+    "job",
+    "plan",
+    "idea",
+    "guess",
+    "favourite",
+    "favorite",
+    "life",
+    "day",
+    "week",
+    "weekend",
+    "goal",
+    "problem",
+    "question",
+    "point",
+    "main",
+    "only",
+    "first",
+    "last",
+    "best",
+    "worst",
+    "whole",
+    "go",
+    "usual",
+    "名字",
+    "数据库",
+    "后端",
+    "前端",
+    "框架",
+    "语言",
+    "问题",
+    "想法",
+    "计划",
+];
+
+/// A state change said without a change verb or a "from … to": a present or a new
+/// beginning ("now", "these days", "just started", "officially", "new", "已经…了", "刚").
+static CHANGE_MARKER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:now|nowadays|these days|currently|at the moment|anymore|no longer|just|recently|finally|officially|newly|new|started|starting|joined|settled|switched|got engaged|got married|since (?:last|this) \w+)\b|现在|如今|目前|已经|刚刚?|最近|新|开始|换了|不再|入职|加入|跳槽|搬到|搬去|定居")
         .expect("a valid pattern")
 });
 
@@ -270,11 +363,17 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
         return vec![fact("decision", None, None, 0.6, Some(old), true)];
     }
 
+    let changed = CHANGE_MARKER.is_match(sentence);
     for rule in RULES.iter() {
         if let Some(caps) = rule.pattern.captures(sentence) {
             let value = first_group(&caps).map(|v| v.to_lowercase());
-            found.push(fact(rule.category, rule.key.map(str::to_owned), value, rule.importance, None, false));
+            found.push(fact(rule.category, rule.key.map(str::to_owned), value, rule.importance, None, changed));
         }
+    }
+    if found.is_empty()
+        && let Some((slot, value, new)) = slot(sentence)
+    {
+        found.push(fact("personal", Some(slot), Some(value), 0.6, None, changed || new));
     }
     let now = NOW.is_match(sentence);
     let used = USES.find(sentence).map_or_else(Vec::new, |at| technologies(&sentence[at.start()..]));
@@ -293,6 +392,24 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
         found.push(fact("statement", None, None, 0.4, None, false));
     }
     found
+}
+
+/// The thing of the user's a sentence gives the value of, that value, and whether it
+/// is called new; see [`SLOT`].
+fn slot(sentence: &str) -> Option<(String, String, bool)> {
+    let caps = SLOT.captures(sentence)?;
+    let group = |names: [&str; 3]| names.iter().find_map(|n| caps.name(n)).map(|m| m.as_str().trim().to_owned());
+    let slot = group(["slot1", "slot2", "slot3"])?.to_lowercase();
+    let value = group(["value1", "value2", "value3"])?.to_lowercase();
+    let new = group(["new1", "new2", "new3"]).is_some();
+    let named_elsewhere = NOT_SLOTS.contains(&slot.as_str()) || slot.split(' ').any(|w| NOT_SLOTS.contains(&w));
+    if named_elsewhere
+        || value.is_empty()
+        || ["a", "an", "the", "not", "so", "very", "really"].contains(&value.as_str())
+    {
+        return None;
+    }
+    Some((slot.replace(' ', "_"), value, new))
 }
 
 /// A statement worth keeping verbatim: long enough, and about the user or their work.

@@ -129,3 +129,22 @@ fn technology_names_match_whole_words_only() {
     );
     assert!(technologies("a good goal").is_empty());
 }
+
+#[test]
+fn everyday_changes_name_their_key_and_are_changes() {
+    let change = |sentence: &str| {
+        extract(sentence, true)
+            .into_iter()
+            .find(|f| f.key.is_some())
+            .map(|f| (f.key.unwrap(), f.value.unwrap(), f.is_change))
+    };
+    assert_eq!(change("Big news: I just joined Hooli as a designer."), Some(("employer".into(), "hooli".into(), true)));
+    assert_eq!(change("We've settled in Lisbon for good."), Some(("location".into(), "lisbon".into(), true)));
+    assert_eq!(change("上个月入职了腾讯。"), Some(("employer".into(), "腾讯".into(), true)));
+    assert_eq!(change("My new dentist is Dr Okafor."), Some(("dentist".into(), "dr okafor".into(), true)));
+    assert_eq!(change("Mochi is our new kitten!"), Some(("kitten".into(), "mochi".into(), true)));
+    assert_eq!(change("我的新房东叫刘强"), Some(("房东".into(), "刘强".into(), true)));
+    assert_eq!(change("My manager is Ruth."), Some(("manager".into(), "ruth".into(), false)));
+    assert_eq!(change("My favourite colour is green."), None);
+    assert_eq!(change("My name is Ann Lee."), Some(("name".into(), "ann lee".into(), false)));
+}

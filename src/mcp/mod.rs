@@ -22,8 +22,8 @@ use rmcp_actix_web::transport::{LocalSessionManager, StreamableHttpService, on_r
 use serde_json::Value;
 
 use crate::auth::Principal;
-use crate::http::error::ApiError;
-use crate::http::state::AppState;
+use crate::service::AppState;
+use crate::service::error::ErrorBody;
 
 const INSTRUCTIONS: &str = "engram is the long-term memory of your conversations with each user. Before \
     answering, call get_context with the user's id and message; after answering, call remember with both \
@@ -51,16 +51,25 @@ impl Engram {
     }
 
     /// Who is calling: the principal the HTTP middleware found, or that of the key.
-    async fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ApiError> {
+    async fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorBody> {
+        let unauthorized = || {
+            ErrorBody::new(
+                "unauthorized",
+                "a valid API key is required: send `Authorization: Bearer <key>`".into(),
+                None,
+            )
+        };
         let Some(secret) = &self.key else {
             return on_request_extensions(&context.extensions)
                 .and_then(|extensions| extensions.get::<Principal>())
                 .cloned()
-                .ok_or(ApiError::Unauthorized);
+                .ok_or_else(unauthorized);
         };
-        let principal =
-            self.state.keys.authenticate(&self.state.db.pool, secret).await?.ok_or(ApiError::Unauthorized)?;
-        self.state.limits.check(&principal).map_err(ApiError::RateLimited)?;
+        let found = self.state.keys.authenticate(&self.state.db.pool, secret).await;
+        let principal = found.map_err(|err| crate::service::Error::from(err).body())?.ok_or_else(unauthorized)?;
+        self.state.limits.check(&principal).map_err(|_| {
+            ErrorBody::new("rate_limited", "this API key is over its rate limit; retry later".into(), None)
+        })?;
         Ok(principal)
     }
 }
@@ -94,7 +103,7 @@ impl ServerHandler for Engram {
     ) -> Result<CallToolResponse, ErrorData> {
         let principal = match self.caller(&context).await {
             Ok(principal) => principal,
-            Err(err) => return Ok(failure(&err).into()),
+            Err(body) => return Ok(failure(body).into()),
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let span = tracing::info_span!("tool", tool = %request.name, tenant = %principal.tenant);
@@ -112,7 +121,7 @@ impl ServerHandler for Engram {
                 }
                 Ok(result.into())
             }
-            Some(Err(err)) => Ok(failure(&err).into()),
+            Some(Err(err)) => Ok(failure(err.body()).into()),
         }
     }
 }
@@ -145,8 +154,8 @@ pub async fn serve_stdio(settings: crate::configuration::Settings, db: crate::db
 }
 
 /// A tool error: engram's error body, `{"error": {"code", "message", "field"?}}`.
-fn failure(err: &ApiError) -> CallToolResult {
-    let body = serde_json::to_value(err.body()).unwrap_or(Value::Null);
+fn failure(body: ErrorBody) -> CallToolResult {
+    let body = serde_json::to_value(body).unwrap_or(Value::Null);
     CallToolResult::structured_error(body)
 }
 

@@ -1,6 +1,6 @@
 //! The tools: what each takes (its JSON schema is generated from the argument type,
-//! with descriptions written for a model), the scope it needs, and the HTTP
-//! operation it calls, so that a tool and its route cannot disagree.
+//! with descriptions written for a model), the scope it needs, and the operation of
+//! [`crate::service`] it calls, the one its HTTP route calls.
 
 use rmcp::model::{Tool, ToolAnnotations};
 use rmcp::schemars::{self, JsonSchema};
@@ -10,12 +10,11 @@ use serde_json::{Value, json};
 
 use crate::auth::Principal;
 use crate::feedback::FeedbackRequest;
-use crate::http::auth::{Need, check, need};
-use crate::http::error::ApiError;
-use crate::http::extract::{Params, parse_json};
-use crate::http::state::AppState;
-use crate::http::{events, feedback, search, users};
 use crate::search::SearchRequest;
+use crate::service::input::{Params, parse_json};
+use crate::service::memories::{self, MemoryEdit, NewMemoryRequest};
+use crate::service::scopes::{Need, check, need};
+use crate::service::{AppState, Error, events, feedback, lookups, users};
 
 /// Conversation turns to remember.
 #[derive(Deserialize, JsonSchema)]
@@ -119,6 +118,50 @@ struct ReportMemory {
     note: Option<String>,
 }
 
+/// A memory to add in so many words.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AddMemory {
+    user_id: String,
+    /// What to remember, as one sentence about the user ("Prefers dark mode in every app").
+    content: String,
+    /// `identity`, `personal`, `preference`, `project`, `technical`, `decision`, `event`, `lesson`,
+    /// `statement` (default), `relationship`, `health`, `finance` or `other`.
+    category: Option<String>,
+    /// A stable name for what it states (`employer`, `home_city`): a later memory with the same key
+    /// replaces this one.
+    key: Option<String>,
+    /// 0–1 (default 0.7).
+    importance: Option<f32>,
+    /// Pinned memories are never evicted.
+    pinned: Option<bool>,
+}
+
+/// A change to one memory.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdateMemory {
+    user_id: String,
+    /// The memory's `id`.
+    memory_id: String,
+    /// The corrected sentence.
+    content: Option<String>,
+    category: Option<String>,
+    importance: Option<f32>,
+    pinned: Option<bool>,
+}
+
+/// A memory to delete for good.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DeleteMemory {
+    user_id: String,
+    /// The memory's `id`.
+    memory_id: String,
+    /// Also blank out the conversation turns it came from (default false).
+    sources: Option<bool>,
+}
+
 /// The user to forget.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -127,8 +170,18 @@ struct ForgetUser {
 }
 
 /// The names of the tools, in the order they are listed.
-const NAMES: &[&str] =
-    &["remember", "search_memory", "get_context", "list_memories", "get_memory", "report_memory", "forget_user"];
+const NAMES: &[&str] = &[
+    "remember",
+    "search_memory",
+    "get_context",
+    "list_memories",
+    "get_memory",
+    "add_memory",
+    "update_memory",
+    "delete_memory",
+    "report_memory",
+    "forget_user",
+];
 
 /// Every tool, as `tools/list` describes it.
 pub fn list() -> Vec<Tool> {
@@ -170,6 +223,25 @@ pub fn describe(name: &str) -> Option<Tool> {
             schema::<GetMemory>(),
             read(),
         ),
+        "add_memory" => (
+            "Remember one thing about the user in so many words, searchable at once — when the user asks you to \
+             remember something (\"remember that I prefer dark mode\"). Give a `key` for something that has one \
+             current value (an employer, a home city): a later memory with the same key replaces it.",
+            schema::<AddMemory>(),
+            ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false),
+        ),
+        "update_memory" => (
+            "Correct one memory: its sentence, category, importance, or pin it so it is never evicted. The change \
+             is recorded in the memory's history.",
+            schema::<UpdateMemory>(),
+            ToolAnnotations::new().read_only(false).destructive(false).idempotent(true).open_world(false),
+        ),
+        "delete_memory" => (
+            "Delete one memory for good when the user asks you to forget it; with sources true also the \
+             conversation turns it came from.",
+            schema::<DeleteMemory>(),
+            ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(false),
+        ),
         "report_memory" => (
             "Tell engram a memory was wrong, outdated or helpful. Wrong and outdated count as corrections and \
              lower the memory's rank; put what is true now in `note`.",
@@ -198,13 +270,16 @@ pub async fn call(
     principal: &Principal,
     name: &str,
     arguments: Value,
-) -> Option<Result<Value, ApiError>> {
+) -> Option<Result<Value, Error>> {
     let outcome = match name {
         "remember" => remember(state, principal, arguments).await,
         "search_memory" => search_memory(state, principal, arguments).await,
         "get_context" => get_context(state, principal, arguments).await,
         "list_memories" => list_memories(state, principal, arguments).await,
         "get_memory" => get_memory(state, principal, arguments).await,
+        "add_memory" => add_memory(state, principal, arguments).await,
+        "update_memory" => update_memory(state, principal, arguments).await,
+        "delete_memory" => delete_memory(state, principal, arguments).await,
         "report_memory" => report_memory(state, principal, arguments).await,
         "forget_user" => forget_user(state, principal, arguments).await,
         _ => return None,
@@ -213,17 +288,17 @@ pub async fn call(
 }
 
 /// The arguments as `T`, after the scope check; an error names the argument.
-fn arguments<N: Need, T: DeserializeOwned>(principal: &Principal, arguments: &Value) -> Result<T, ApiError> {
+fn arguments<N: Need, T: DeserializeOwned>(principal: &Principal, arguments: &Value) -> Result<T, Error> {
     check::<N>(principal)?;
-    let bytes = serde_json::to_vec(arguments).map_err(|err| ApiError::Internal(err.into()))?;
+    let bytes = serde_json::to_vec(arguments).map_err(|err| Error::Internal(err.into()))?;
     Ok(parse_json(&bytes)?)
 }
 
-fn to_value(body: impl serde::Serialize) -> Result<Value, ApiError> {
-    serde_json::to_value(body).map_err(|err| ApiError::Internal(err.into()))
+fn to_value(body: impl serde::Serialize) -> Result<Value, Error> {
+    serde_json::to_value(body).map_err(|err| Error::Internal(err.into()))
 }
 
-async fn remember(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, ApiError> {
+async fn remember(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: Remember = arguments::<need::Ingest, _>(principal, &raw)?;
     let events: Vec<Value> = args
         .events
@@ -233,12 +308,12 @@ async fn remember(state: &AppState, principal: &Principal, raw: Value) -> Result
                    "id": turn.id, "created_at": turn.created_at, "metadata": turn.metadata})
         })
         .collect();
-    let body = serde_json::to_vec(&json!({ "events": events })).map_err(|err| ApiError::Internal(err.into()))?;
+    let body = serde_json::to_vec(&json!({ "events": events })).map_err(|err| Error::Internal(err.into()))?;
     let events = crate::ingest::parse_body(&body, &state.settings.ingest, state.clock.now())?;
     to_value(events::append(state, principal, events).await?)
 }
 
-async fn search_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, ApiError> {
+async fn search_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: SearchMemory = arguments::<need::Read, _>(principal, &raw)?;
     let request = SearchRequest {
         user_id: args.user_id,
@@ -253,20 +328,20 @@ async fn search_memory(state: &AppState, principal: &Principal, raw: Value) -> R
         embedding: None,
         explain: false,
     };
-    to_value(search::search(state, principal, request).await?)
+    to_value(lookups::search(state, principal, request).await?)
 }
 
-async fn get_context(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, ApiError> {
+async fn get_context(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: GetContext = arguments::<need::Read, _>(principal, &raw)?;
     let params = Params::from_pairs([
         ("query", args.query),
         ("max_tokens", args.max_tokens.map(|n| n.to_string())),
         ("session_id", args.session_id),
     ]);
-    to_value(search::context(state, principal, args.user_id, &params).await?)
+    to_value(lookups::context(state, principal, args.user_id, &params).await?)
 }
 
-async fn list_memories(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, ApiError> {
+async fn list_memories(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: ListMemories = arguments::<need::Read, _>(principal, &raw)?;
     let params = Params::from_pairs([
         ("category", args.category),
@@ -275,22 +350,48 @@ async fn list_memories(state: &AppState, principal: &Principal, raw: Value) -> R
         ("limit", args.limit.map(|n| n.to_string())),
         ("cursor", args.cursor),
     ]);
-    to_value(users::page(state, principal, args.user_id, &params).await?)
+    to_value(memories::page(state, principal, args.user_id, &params).await?)
 }
 
-async fn get_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, ApiError> {
+async fn get_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: GetMemory = arguments::<need::Read, _>(principal, &raw)?;
-    to_value(users::detail(state, principal, args.user_id, &args.memory_id).await?)
+    to_value(memories::detail(state, principal, args.user_id, &args.memory_id).await?)
 }
 
-async fn report_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, ApiError> {
+async fn report_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: ReportMemory = arguments::<need::Read, _>(principal, &raw)?;
     let request =
         FeedbackRequest { user_id: args.user_id, memory_id: args.memory_id, kind: args.kind, note: args.note };
     to_value(feedback::submit(state, principal, request).await?)
 }
 
-async fn forget_user(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, ApiError> {
+async fn forget_user(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: ForgetUser = arguments::<need::Admin, _>(principal, &raw)?;
     to_value(users::forget(state, principal, args.user_id).await?)
+}
+
+async fn add_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
+    let args: AddMemory = arguments::<need::Ingest, _>(principal, &raw)?;
+    let request = NewMemoryRequest {
+        content: args.content,
+        category: args.category,
+        key: args.key,
+        importance: args.importance,
+        pinned: args.pinned,
+        valid_from: None,
+    };
+    to_value(memories::add(state, principal, args.user_id, request).await?)
+}
+
+async fn update_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
+    let args: UpdateMemory = arguments::<need::Ingest, _>(principal, &raw)?;
+    let edit =
+        MemoryEdit { content: args.content, category: args.category, importance: args.importance, pinned: args.pinned };
+    to_value(memories::update(state, principal, args.user_id, &args.memory_id, edit).await?)
+}
+
+async fn delete_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
+    let args: DeleteMemory = arguments::<need::Ingest, _>(principal, &raw)?;
+    let params = Params::from_pairs([("sources", args.sources.map(|s| s.to_string()))]);
+    to_value(memories::delete(state, principal, args.user_id, &args.memory_id, &params).await?)
 }

@@ -5,6 +5,7 @@
 //! its history row.
 
 pub mod decay;
+pub mod edit;
 pub mod lifecycle;
 
 pub use lifecycle::Change;

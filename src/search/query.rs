@@ -8,7 +8,7 @@ use super::events::EventLookup;
 use super::facts::MemoryLookup;
 use super::relations::{self, RelationQuery};
 use super::terms::terms;
-use super::{Lookup, SearchQuery, SearchResult, score, summaries, when};
+use super::{Lookup, SearchQuery, SearchResult, present, score, summaries, when};
 use crate::configuration::SearchSettings;
 use crate::domain::{ResultKind, TenantId};
 use crate::models::ModelError;
@@ -94,6 +94,9 @@ pub async fn run(
         score_all(&mut reached, query, settings, window);
         results.extend(reached);
         sort(&mut results);
+    }
+    if query.as_of.is_none() && present::asks(&query.text) {
+        present::newest_first(scans.get().await?, tenant, &mut results).await?;
     }
     scans.give_back();
     let mut results = score::one_slot_per_turn(results);

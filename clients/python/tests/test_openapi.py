@@ -90,6 +90,8 @@ def test_every_route_the_client_calls_is_documented(document: dict) -> None:
         r.job_run(run), r.pause_job(job, True), r.pause_job(job, False), r.health(), r.readiness(), r.openapi(),
         r.entities(u, None, None, None, None), r.entity(u, "{entity_id}"), r.graph(u, "e", None, None),
         r.graph_path(u, "a", "b", None), r.restore_entity(u, "{entity_id}"),
+        r.add_memory(u, "c", None, None, None, None, None), r.update_memory(u, mid, "c", None, None, None),
+        r.delete_memory(u, mid, False),
     ]
     paths = document["paths"]
     for call in calls:

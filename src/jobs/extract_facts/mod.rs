@@ -5,7 +5,8 @@
 //! LLM in one call with the user's most relevant known facts; whatever it returns is
 //! checked (the quote must be the user's own words, ids must be among those given,
 //! categories known) before it is stored. Sensitive data never becomes a memory and is
-//! redacted before anything reaches the LLM. Knowledge updates, by rule first:
+//! redacted before anything reaches the LLM. A request to forget not yet honoured at
+//! ingest is honoured first ([`crate::privacy::forget`]). Knowledge updates, by rule first:
 //! - the same value for a keyed fact refreshes it (and adds the source event);
 //! - a different value supersedes the old fact when the user states a change, or said
 //!   it in the same session within an hour; otherwise both are kept;
@@ -25,6 +26,7 @@ use super::facts::{self, Found};
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::domain::Role;
+use crate::privacy::forget;
 use crate::text::{redact, sensitive_kinds, sentences};
 use llm::{triggers, with_llm};
 use store::{open_corrections, store};
@@ -142,6 +144,27 @@ pub async fn run_unit(
     .fetch_optional(&mut *conn)
     .await?
     .unwrap_or(0);
+    // Requests to forget not honoured at ingest (turns stored by `engram ingest`, say)
+    // go first: nothing they take back becomes a fact.
+    let asks: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT id, content FROM events
+          WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 AND role = 'user' ORDER BY seq LIMIT $4",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .bind(watermark)
+    .bind(params.max_events)
+    .fetch_all(&mut *conn)
+    .await?;
+    let asks: Vec<Uuid> = asks.into_iter().filter(|(_, c)| forget::asks_to_forget(c)).map(|(id, _)| id).collect();
+    if !asks.is_empty() {
+        let change = unit.change("the user asked to forget it");
+        let limit = models.graph.settings.scan_limit;
+        let honoured = forget::honour(conn, embedder, unit.tenant, unit.user, &asks, &change, limit).await?;
+        counts.add("forget_requests", honoured.requests as i64);
+        counts.add("forgotten_memories", honoured.counts.get("memories").copied().unwrap_or(0) as i64);
+        counts.add("forgotten_turns", honoured.counts.get("events_redacted").copied().unwrap_or(0) as i64);
+    }
     let events: Vec<(Uuid, i64, String, Role, String, DateTime<Utc>)> = sqlx::query_as(
         "SELECT id, seq, session_id, role, content, created_at FROM events
           WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",

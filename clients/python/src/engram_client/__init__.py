@@ -25,6 +25,7 @@ from ._errors import (
     UnsupportedMediaTypeError,
 )
 from ._models import (
+    AddedMemory,
     ContextItem,
     ContextResponse,
     Created,
@@ -41,6 +42,7 @@ from ._models import (
     JobList,
     JobOverview,
     Memory,
+    MemoryDeleted,
     MemoryDetail,
     MemoryPage,
     Paused,
@@ -63,8 +65,8 @@ __all__ = [
     "EngramError", "APIConnectionError", "APITimeoutError", "APIStatusError", "InvalidRequestError",
     "AuthenticationError", "PermissionDeniedError", "NotFoundError", "ConflictError", "PayloadTooLargeError",
     "UnsupportedMediaTypeError", "RateLimitError", "InternalServerError", "ServiceUnavailableError",
-    "ContextItem", "ContextResponse", "Created", "Deleted", "Deletion", "DeletionList", "Explanation",
-    "Entity", "EntityDetail", "EntityPage", "GraphChange", "HistoryEntry", "Ingested", "JobList", "JobOverview", "Memory", "MemoryDetail", "MemoryPage", "Paused",
+    "AddedMemory", "ContextItem", "ContextResponse", "Created", "Deleted", "Deletion", "DeletionList", "Explanation",
+    "Entity", "EntityDetail", "EntityPage", "GraphChange", "HistoryEntry", "Ingested", "JobList", "JobOverview", "Memory", "MemoryDeleted", "MemoryDetail", "MemoryPage", "Paused",
     "PeriodSummary", "Queued", "Relation", "Run", "SearchResponse", "SearchResult", "Session", "SessionList", "ServiceStatus",
     "Subgraph", "SummaryList", "Event", "ListOptions", "RunOptions", "SearchOptions",
 ]

@@ -161,6 +161,28 @@ class Engram(_Base):
     def get_memory(self, user_id: str, memory_id: str) -> m.MemoryDetail:
         return self._send(r.memory(user_id, memory_id))
 
+    def add_memory(
+        self, user_id: str, content: str, *, category: Optional[str] = None, key: Optional[str] = None,
+        importance: Optional[float] = None, pinned: Optional[bool] = None,
+        valid_from: Union[str, datetime, None] = None,
+    ) -> m.AddedMemory:
+        """Stores a memory as stated, searchable at once; a near-duplicate of an active one
+        is not stored again (`outcome` `duplicate`), and one with the `key` of others
+        supersedes them. Not retried."""
+        return self._send(r.add_memory(user_id, content, category, key, importance, pinned, valid_from))
+
+    def update_memory(
+        self, user_id: str, memory_id: str, *, content: Optional[str] = None, category: Optional[str] = None,
+        importance: Optional[float] = None, pinned: Optional[bool] = None,
+    ) -> m.MemoryDetail:
+        """Changes what is given (at least one), recorded in the memory's history."""
+        return self._send(r.update_memory(user_id, memory_id, content, category, importance, pinned))
+
+    def delete_memory(self, user_id: str, memory_id: str, *, sources: bool = False) -> m.MemoryDeleted:
+        """Deletes a memory and redacts its history; `sources=True` also redacts the events
+        it was extracted from. Not retried: a second try answers 404."""
+        return self._send(r.delete_memory(user_id, memory_id, sources))
+
     def sessions(self, user_id: str, limit: Optional[int] = None) -> m.SessionList:
         return self._send(r.sessions(user_id, limit))
 
@@ -318,6 +340,22 @@ class AsyncEngram(_Base):
 
     async def get_memory(self, user_id: str, memory_id: str) -> m.MemoryDetail:
         return await self._send(r.memory(user_id, memory_id))
+
+    async def add_memory(
+        self, user_id: str, content: str, *, category: Optional[str] = None, key: Optional[str] = None,
+        importance: Optional[float] = None, pinned: Optional[bool] = None,
+        valid_from: Union[str, datetime, None] = None,
+    ) -> m.AddedMemory:
+        return await self._send(r.add_memory(user_id, content, category, key, importance, pinned, valid_from))
+
+    async def update_memory(
+        self, user_id: str, memory_id: str, *, content: Optional[str] = None, category: Optional[str] = None,
+        importance: Optional[float] = None, pinned: Optional[bool] = None,
+    ) -> m.MemoryDetail:
+        return await self._send(r.update_memory(user_id, memory_id, content, category, importance, pinned))
+
+    async def delete_memory(self, user_id: str, memory_id: str, *, sources: bool = False) -> m.MemoryDeleted:
+        return await self._send(r.delete_memory(user_id, memory_id, sources))
 
     async def sessions(self, user_id: str, limit: Optional[int] = None) -> m.SessionList:
         return await self._send(r.sessions(user_id, limit))

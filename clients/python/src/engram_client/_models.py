@@ -136,6 +136,15 @@ class MemoryDetail(_Model):
     history: list[HistoryEntry]
 
 
+class AddedMemory(_Model):
+    """What `add_memory` stored: the new memory (`outcome` `created`), or the near-duplicate
+    already there (`duplicate`), and the ids of the same-key memories it replaced."""
+
+    memory: Memory
+    outcome: str
+    superseded: list[str]
+
+
 class Created(_Model):
     id: str
 
@@ -173,6 +182,13 @@ class SummaryList(_Model):
 
 class Deleted(_Model):
     user_id: str
+    deleted: dict[str, int]
+
+
+class MemoryDeleted(_Model):
+    """What `delete_memory` removed: a count per table (`memories`, `history_redacted` ...)."""
+
+    memory_id: str
     deleted: dict[str, int]
 
 

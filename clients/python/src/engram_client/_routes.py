@@ -107,6 +107,41 @@ def memory(user_id: str, memory_id: str) -> Call[m.MemoryDetail]:
     return Call("GET", f"/v1/users/{_segment(user_id)}/memories/{_segment(memory_id)}", m.MemoryDetail)
 
 
+def add_memory(
+    user_id: str,
+    content: str,
+    category: Optional[str],
+    key: Optional[str],
+    importance: Optional[float],
+    pinned: Optional[bool],
+    valid_from: Union[str, datetime, None],
+) -> Call[m.AddedMemory]:
+    body = _clean({"content": content, "category": category, "key": key, "importance": importance,
+                   "pinned": pinned, "valid_from": _time(valid_from)})
+    # A retry after a lost answer would report `duplicate`, not what the first try did.
+    return Call("POST", f"/v1/users/{_segment(user_id)}/memories", m.AddedMemory, json=body, retryable=False)
+
+
+def update_memory(
+    user_id: str,
+    memory_id: str,
+    content: Optional[str],
+    category: Optional[str],
+    importance: Optional[float],
+    pinned: Optional[bool],
+) -> Call[m.MemoryDetail]:
+    # The same change twice ends the same way as once.
+    body = _clean({"content": content, "category": category, "importance": importance, "pinned": pinned})
+    return Call("PATCH", f"/v1/users/{_segment(user_id)}/memories/{_segment(memory_id)}", m.MemoryDetail, json=body)
+
+
+def delete_memory(user_id: str, memory_id: str, sources: bool) -> Call[m.MemoryDeleted]:
+    # A retry after the deletion went through would answer 404.
+    path = f"/v1/users/{_segment(user_id)}/memories/{_segment(memory_id)}"
+    params = {"sources": "true"} if sources else {}
+    return Call("DELETE", path, m.MemoryDeleted, params=params, retryable=False)
+
+
 def feedback(user_id: str, memory_id: str, kind: str, note: Optional[str]) -> Call[m.Created]:
     body = _clean({"user_id": user_id, "memory_id": memory_id, "kind": kind, "note": note})
     return Call("POST", "/v1/feedback", m.Created, json=body, retryable=False)

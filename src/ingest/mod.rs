@@ -3,7 +3,8 @@
 //!
 //! A batch is validated whole before anything is written, and written in one
 //! transaction: it is stored entirely or not at all. Events that carry a client id
-//! are idempotent: sending them again returns the ids stored the first time.
+//! are idempotent: sending them again returns the ids stored the first time. Secrets
+//! are redacted before anything is stored ([`crate::privacy::secrets`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -17,6 +18,8 @@ use crate::db::Database;
 use crate::domain::event::RawEvent;
 use crate::domain::{NewEvent, Role, SessionId, TenantId, ValidationError};
 use crate::feedback::Detector;
+
+pub mod rewrite;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
@@ -111,11 +114,12 @@ fn reject_repeated_client_ids(events: &[NewEvent]) -> Result<(), ValidationError
 pub async fn ingest(
     db: &Database,
     tenant: &TenantId,
-    events: Vec<NewEvent>,
+    mut events: Vec<NewEvent>,
     limits: &IngestSettings,
     corrections: Option<&Detector>,
 ) -> Result<Ingested, IngestError> {
     reject_repeated_client_ids(&events)?;
+    crate::privacy::secrets::redact_events(&mut events, &limits.redact);
     let idle_gap = Duration::minutes(limits.session_idle_minutes.into());
     // A concurrent request may store one of our client ids between our check and our
     // insert; the transaction then rolls back and the next attempt sees it as a duplicate.

@@ -1,0 +1,101 @@
+//! The kinds of personal information people ask to have forgotten, in English and
+//! Chinese: each named by the words a request uses for it ("my medical info", "我的病历")
+//! and recognised in a statement by what such a statement talks about (a doctor, a
+//! diagnosis, a prescription; 医生、确诊、药). A request names the kind; a sentence of the
+//! same conversation that talks about it is what the request refers to, whether or not
+//! it shares a word with the request ("forget my address" → "We just moved into 42
+//! Maple Court").
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+struct Kind {
+    /// Words a request names the kind with (any one of them in the request's topic).
+    names: Regex,
+    /// What a statement of the kind talks about.
+    cues: Regex,
+}
+
+fn kind(names: &str, cues: &str) -> Kind {
+    Kind {
+        names: Regex::new(&format!("(?i){names}")).expect("a valid pattern"),
+        cues: Regex::new(&format!("(?i){cues}")).expect("a valid pattern"),
+    }
+}
+
+static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
+    vec![
+        // Where someone lives.
+        kind(
+            r"\b(?:address|live|lives|living|house|apartment|flat|location)\b|地址|住址|住在|住哪|家在|住处|门牌",
+            r"\b(?:live|lives|living|moved|moving|move|address|street|st|avenue|ave|road|rd|lane|ln|court|ct|drive|dr|boulevard|blvd|apartment|apt|flat|condo|house|zip|postcode|neighbou?rhood|unit)\b|住|搬|路\d*号|\d+号|小区|街道?|号楼|单元|公寓",
+        ),
+        // Health.
+        kind(
+            r"\b(?:medical|medicine|medication|meds|health|diagnosis|diagnoses|condition|illness|disease|prescription|treatment|therapy|therapist|pregnancy|recovery|mental)\b|病|医|健康|诊断|药|治疗|心理|怀孕|体检",
+            r"\b(?:doctor|dr|diagnos\w*|disease|syndrome|disorder|diabetes|cancer|asthma|depress\w*|anxiety|adhd|bipolar|medication|medicine|prescri\w*|pills?|mg|dose|therap\w*|counsel\w*|surgery|hospital|clinic|pregnan\w*|blood pressure|allerg\w*|symptoms?|chronic|insulin|rehab|sober|recovery|relapse|meetings?)\b|医生|医院|确诊|诊断|病|药|血压|血糖|怀孕|手术|治疗|咨询师|心理|抑郁|焦虑|过敏|乙肝|体检",
+        ),
+        // Money.
+        kind(
+            r"\b(?:financial|finances|finance|money|salary|income|wage|wages|pay|paycheck|debt|debts|loan|loans|bank|banking|savings|account|credit|mortgage)\b|工资|收入|月薪|年薪|薪|存款|欠款|贷款|银行|财务|钱",
+            r"(?:\$\s?\d|\d\s?(?:k|usd|dollars|euros|pounds)\b)|\b(?:salary|income|earn\w*|paid|wage|per hour|an hour|debt|loans?|owe|owed|mortgage|credit|bank|account|savings|invest\w*)\b|工资|月薪|年薪|收入|挣|赚|万|欠|贷款|房贷|银行|存款|理财",
+        ),
+        // Relationships.
+        kind(
+            r"\b(?:relationship|partner|ex|boyfriend|girlfriend|husband|wife|spouse|dating|marriage|divorce|breakup|break-up|affair)\b|前任|男朋友|女朋友|对象|老公|老婆|婚|恋|感情",
+            r"\b(?:boyfriend|girlfriend|partner|husband|wife|spouse|ex|dating|date|dated|broke up|breakup|divorc\w*|married|engaged|relationship|together|cheat\w*)\b|男朋友|女朋友|前任|前男友|前女友|对象|老公|老婆|分手|离婚|结婚|恋爱|约会|在一起",
+        ),
+        // Faith.
+        kind(
+            r"\b(?:religion|religious|faith|church|beliefs?|spiritual)\b|宗教|信仰|教会",
+            r"\b(?:church|mosque|temple|synagogue|pray\w*|faith|religio\w*|christian|catholic|protestant|muslim|islam|jewish|judaism|orthodox|buddhis\w*|hindu\w*|atheis\w*|kosher|halal|bible|quran|torah|sabbath|shabbat)\b|宗教|信仰|教堂|基督|天主|佛教|伊斯兰|礼拜|祷告|清真",
+        ),
+        // Work.
+        kind(
+            r"\b(?:job|work|employer|company|layoff|laid|fired|career|boss)\b|工作|公司|裁员|辞职|上班|老板",
+            r"\b(?:work|working|job|employer|company|laid off|layoffs?|fired|boss|manager|office|resign\w*|quit)\b|工作|公司|上班|裁员|辞职|老板|被裁",
+        ),
+        // Children.
+        kind(
+            r"\b(?:kids?|children|child|son|daughter|school)\b|孩子|儿子|女儿|学校|小学",
+            r"\b(?:son|daughter|kids?|child|children|school|kindergarten|daycare|grade)\b|孩子|儿子|女儿|学校|小学|幼儿园|班",
+        ),
+        // Contact details and credentials.
+        kind(
+            r"\b(?:phone|mobile|cell|number|email|contact)\b|手机|电话|号码|邮箱",
+            r"\b(?:phone|mobile|cell|number|email|e-mail|call me|text me)\b|\[phone\]|\[email\]|手机|电话|号码|邮箱",
+        ),
+        kind(
+            r"\b(?:password|passwords|passcode|pin|login|credentials?)\b|密码|口令",
+            r"\b(?:password|passcode|pin|login|credentials?)\b|\[password\]|密码|口令",
+        ),
+        kind(
+            r"\b(?:social security|ssn|passport|license|licence|id|identity)\b|身份证|护照|驾照|证件",
+            r"\b(?:social security|ssn|passport|license|licence|id number)\b|\[national id\]|身份证|护照|驾照|证件",
+        ),
+    ]
+});
+
+/// Whether `sentence` talks about a kind of information `topic` names.
+pub fn talks_about(topic: &str, sentence: &str) -> bool {
+    !topic.trim().is_empty() && KINDS.iter().any(|k| k.names.is_match(topic) && k.cues.is_match(sentence))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::talks_about;
+
+    #[test]
+    fn a_kind_named_in_a_request_is_found_in_what_was_said() {
+        assert!(talks_about("home address", "We bought a flat on 17 Birch Lane in March."));
+        assert!(talks_about("medical", "The doctor says my thyroid is underactive."));
+        assert!(talks_about("salary", "I make about $90k a year before tax."));
+        assert!(talks_about("ex", "My girlfriend Dana and I broke up last month."));
+        assert!(talks_about("病历", "医生说我有糖尿病。"));
+        assert!(talks_about("工资", "我一个月挣一万八。"));
+        assert!(!talks_about("salary", "I play the cello in a community orchestra."));
+        assert!(!talks_about("home address", "I'm learning Spanish on Duolingo."));
+        assert!(!talks_about("", "I live in Leeds."));
+    }
+}

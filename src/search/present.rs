@@ -1,0 +1,109 @@
+//! Questions about the present ("where does the user currently live?", "现在前端用什么"):
+//! the newest statement on a topic answers them. Among a search's facts and raw turns,
+//! a result that a newer result on the same topic follows (their stored vectors at
+//! least [`SAME_TOPIC`] similar) ranks just below it, so "I've officially started at
+//! Initech now" comes before "I work as a data analyst at Globex" whatever their words
+//! share with the question. The older result is not dropped: it is the history the
+//! newer one changed. Without a word of the present, or with `as_of`, nothing moves.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Utc};
+use regex::Regex;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::SearchResult;
+use crate::domain::{ResultKind, TenantId};
+
+/// Results this similar are taken to be about the same thing.
+pub const SAME_TOPIC: f32 = 0.45;
+
+static PRESENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:current|currently|now|right now|these days|nowadays|at the moment|at present|presently|still|anymore|any more|today|lately|latest|newest|most recent)\b|目前|现在|如今|眼下|当前|最近|这些天|还在|仍然|依然|最新",
+    )
+    .expect("a valid pattern")
+});
+
+/// Whether `query` asks about the present.
+pub fn asks(query: &str) -> bool {
+    PRESENT.is_match(query)
+}
+
+/// When a result says it happened: a turn's time, a memory's `valid_from`.
+fn said_at(result: &SearchResult) -> DateTime<Utc> {
+    result.created_at.unwrap_or(result.updated_at)
+}
+
+/// Ranks each fact or turn just below a newer one on the same topic; `results` come
+/// sorted best first and are left so.
+pub async fn newest_first(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    results: &mut [SearchResult],
+) -> sqlx::Result<()> {
+    let ids = |kinds: &[ResultKind]| -> Vec<Uuid> {
+        results.iter().filter(|r| kinds.contains(&r.kind)).filter_map(|r| r.id.parse().ok()).collect()
+    };
+    let (memories, events) = (ids(&[ResultKind::Fact, ResultKind::Insight]), ids(&[ResultKind::Event]));
+    if memories.len() + events.len() < 2 {
+        return Ok(());
+    }
+    let rows: Vec<(Uuid, pgvector::Vector)> = sqlx::query_as(
+        "SELECT id, embedding::vector FROM memories WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL
+         UNION ALL
+         SELECT id, embedding::vector FROM events WHERE tenant_id = $1 AND id = ANY($3) AND embedding IS NOT NULL",
+    )
+    .bind(tenant.as_str())
+    .bind(&memories)
+    .bind(&events)
+    .fetch_all(conn)
+    .await?;
+    let vectors: HashMap<String, Vec<f32>> = rows.into_iter().map(|(id, v)| (id.to_string(), v.to_vec())).collect();
+    // Newest first, so that a result is compared with newer ones already in place.
+    let mut order: Vec<usize> = (0..results.len()).filter(|&i| vectors.contains_key(&results[i].id)).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(said_at(&results[i])));
+    for (n, &older) in order.iter().enumerate() {
+        let v = &vectors[&results[older].id];
+        let cap = order[..n]
+            .iter()
+            .filter(|&&newer| said_at(&results[newer]) > said_at(&results[older]))
+            .filter(|&&newer| same_topic(v, &vectors[&results[newer].id]))
+            .map(|&newer| results[newer].score)
+            .fold(f64::INFINITY, f64::min);
+        if results[older].score >= cap {
+            let lowered = cap * 0.99;
+            if let Some(explanation) = results[older].explanation.as_mut() {
+                explanation.time *= lowered / results[older].score.max(f64::MIN_POSITIVE);
+            }
+            results[older].score = lowered;
+        }
+    }
+    results.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(())
+}
+
+fn same_topic(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && {
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE) >= SAME_TOPIC
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks;
+
+    #[test]
+    fn questions_about_the_present_are_told_apart() {
+        assert!(asks("where does the user currently live?"));
+        assert!(asks("What phone does she use these days"));
+        assert!(asks("他现在在哪家公司"));
+        assert!(asks("用户目前住在哪里"));
+        assert!(!asks("where did the user grow up?"));
+        assert!(!asks("用户以前在哪里工作"));
+    }
+}

@@ -1,0 +1,96 @@
+//! A user as a whole: sessions and period summaries, export, deletion and its record.
+
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::input::Params;
+use super::{AppState, Error};
+use crate::auth::Principal;
+use crate::domain::UserId;
+use crate::{sessions, users};
+
+/// The longest page a listing serves.
+pub const MAX_PAGE: i64 = 200;
+
+#[derive(Serialize, ToSchema)]
+pub struct SessionList {
+    pub sessions: Vec<sessions::Session>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SummaryList {
+    pub summaries: Vec<sessions::PeriodSummary>,
+}
+
+/// Every table's rows for the user, embeddings left out: `events`, `sessions`,
+/// `period_summaries`, `memories`, `memory_history`, `memory_access`, `feedback`,
+/// `job_runs`, `job_checkpoints`, each an array.
+#[derive(Serialize, ToSchema)]
+pub struct Export {
+    pub user_id: String,
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub tables: serde_json::Map<String, Value>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Deleted {
+    pub user_id: String,
+    /// Rows removed per table.
+    #[schema(value_type = Object)]
+    pub deleted: Value,
+}
+
+/// Served by `GET /admin/v1/users/{user_id}/deletions`.
+#[derive(Serialize, ToSchema)]
+pub struct DeletionList {
+    pub deletions: Vec<users::Deletion>,
+}
+
+/// The user's latest sessions with their summaries; `limit` 1–200, 20 when absent.
+pub async fn sessions(
+    state: &AppState,
+    principal: &Principal,
+    user: String,
+    params: &Params,
+) -> Result<SessionList, Error> {
+    let (user, limit) = (UserId::parse(user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
+    let sessions = sessions::latest(&state.db, &principal.tenant, &user, limit).await?;
+    Ok(SessionList { sessions })
+}
+
+/// The user's latest period summaries; `limit` 1–200, 20 when absent.
+pub async fn summaries(
+    state: &AppState,
+    principal: &Principal,
+    user: String,
+    params: &Params,
+) -> Result<SummaryList, Error> {
+    let (user, limit) = (UserId::parse(user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
+    let summaries = sessions::latest_periods(&state.db, &principal.tenant, &user, limit).await?;
+    Ok(SummaryList { summaries })
+}
+
+/// Everything stored for the user.
+pub async fn export(state: &AppState, principal: &Principal, user: String) -> Result<Export, Error> {
+    let user = UserId::parse(user)?;
+    let tables = users::export(&state.db, &principal.tenant, &user).await?;
+    Ok(Export { user_id: user.to_string(), tables })
+}
+
+/// Deletes everything stored for a user, and what this process holds of them.
+pub async fn forget(state: &AppState, principal: &Principal, user: String) -> Result<Deleted, Error> {
+    let user = UserId::parse(user)?;
+    let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
+    state.forget_user(&principal.tenant, &user);
+    tracing::info!(tenant = %principal.tenant, "user deleted");
+    Ok(Deleted { user_id: user.to_string(), deleted })
+}
+
+/// When the user was forgotten, by whom, how much.
+pub async fn deletions(state: &AppState, principal: &Principal, user: String) -> Result<DeletionList, Error> {
+    let user = UserId::parse(user)?;
+    let deletions = users::deletions(&state.db, &principal.tenant, &user).await?;
+    Ok(DeletionList { deletions })
+}
