@@ -166,7 +166,7 @@ static MOVED_TO: LazyLock<Regex> = LazyLock::new(|| {
 /// for it is a knowledge update; what is already keyed elsewhere is left to its rule.
 static SLOT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?x)
-        ^(?:\p{L}+,?\s+)?(?i:my|our)\s+(?P<new1>(?i:new|current)\s+)?(?P<slot1>[a-z]+(?:\s+[a-z]+)?)\s+(?i:is|are|'s)\s+(?:now\s+|called\s+|named\s+)?(?P<value1>[\p{Lu}\d][\p{L}\d\x20'&.-]{0,40}?)\s*(?:[,.!;—–(]|$|\s+(?:and|but|since|who|which|because|now)\b)
+        ^(?:\p{L}+,?\s+)?(?i:my|our)\s+(?P<new1>(?i:new|current)\s+)?(?P<slot1>[a-z]+(?:\s+[a-z]+)?)\s+(?i:is|are|'s)\s+(?:now\s+|called\s+|named\s+)?(?P<value1>[\p{Lu}\d][\p{L}\d\x20'&.-]{0,40}?)\s*(?:[,.!;—–(]|$|\s+(?:and|but|since|who|which|because|now|if|when|so|for|though|too)\b)
       | ^(?P<value2>\p{Lu}[\p{L}\d'&.-]*(?:\s+\p{Lu}[\p{L}\d'&.-]*)?)\s+(?i:is)\s+(?i:my|our)\s+(?P<new2>(?i:new)\s+)?(?P<slot2>[a-z]+(?:\s+[a-z]+)?)\b
       | 我(?:的|们的)(?P<new3>新)?(?P<slot3>\p{Han}{1,4}?)(?:是|叫|换成了?)(?P<value3>[\p{Han}A-Za-z\d]{1,12})")
     .expect("a valid pattern")

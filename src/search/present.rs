@@ -18,7 +18,7 @@ use super::SearchResult;
 use crate::domain::{ResultKind, TenantId};
 
 /// Results this similar are taken to be about the same thing.
-pub const SAME_TOPIC: f32 = 0.45;
+pub const SAME_TOPIC: f32 = 0.3;
 
 static PRESENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(

@@ -10,6 +10,8 @@ use crate::helpers::{TestApp, spawn_app};
 use crate::memory_control::{ALL_JOBS, hits, run_jobs, urlencode};
 
 const CONVERSATIONS: &str = include_str!("data/forget_requests.json");
+/// A second set by another author, never used to shape the method.
+const HELD_OUT: &str = include_str!("data/forget_requests_heldout.json");
 
 /// What a user's read routes serve for `query`, as one text.
 async fn served(app: &TestApp, key: &str, user: &str, query: &str) -> String {
@@ -67,9 +69,29 @@ async fn problems(app: &TestApp, key: &str, user: &str, conversation: &Value) ->
 
 #[tokio::test]
 async fn what_a_user_asks_to_forget_is_gone_and_the_rest_stays() {
+    let failures = replay(CONVERSATIONS).await;
+    assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Measured on wording the method was not shaped by: at least half of these
+/// conversations are honoured without a fault (the share reached when the method was
+/// written; a change must not lower it).
+#[tokio::test]
+async fn held_out_requests_are_mostly_honoured() {
+    let conversations: Vec<Value> = serde_json::from_str(HELD_OUT).unwrap();
+    let failures = replay(HELD_OUT).await;
+    let faulty: std::collections::BTreeSet<&str> = failures.iter().filter_map(|f| f.split(' ').next()).collect();
+    let honoured = conversations.len() - faulty.len();
+    println!("held out: {honoured} of {} conversations honoured without a fault", conversations.len());
+    assert!(2 * honoured >= conversations.len(), "{honoured} of {}:\n{}", conversations.len(), failures.join("\n"));
+}
+
+/// Replays each conversation as a user of its own, then checks it right after ingest
+/// and after every job; returns the problems found.
+async fn replay(file: &str) -> Vec<String> {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest,admin").await;
-    let conversations: Vec<Value> = serde_json::from_str(CONVERSATIONS).unwrap();
+    let conversations: Vec<Value> = serde_json::from_str(file).unwrap();
     assert!(conversations.iter().filter(|c| c["lang"] == "en").count() >= 15);
     assert!(conversations.iter().filter(|c| c["lang"] == "zh").count() >= 10);
     for (n, conversation) in conversations.iter().enumerate() {
@@ -94,11 +116,11 @@ async fn what_a_user_asks_to_forget_is_gone_and_the_rest_stays() {
             failures.push(format!("{} right after ingest: {problem}", conversation["id"]));
         }
     }
-    run_jobs(&app, ALL_JOBS, "2026-05-01T00:00:00Z");
+    run_jobs(&app, ALL_JOBS, "2026-05-01T00:00:00Z").await;
     for (n, conversation) in conversations.iter().enumerate() {
         for problem in problems(&app, &key, &format!("u{n}"), conversation).await {
             failures.push(format!("{} after every job: {problem}", conversation["id"]));
         }
     }
-    assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
+    failures
 }

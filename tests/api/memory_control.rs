@@ -30,15 +30,17 @@ pub async fn hits(app: &TestApp, needle: &str) -> Vec<(String, String, i64)> {
     found
 }
 
-/// Each job the worker runs, once, by the `engram` binary at `now`.
-pub fn run_jobs(app: &TestApp, jobs: &[&str], now: &str) -> String {
+/// Each job the worker runs, once, by the `engram` binary at `now` (waited for without
+/// blocking the test's server).
+pub async fn run_jobs(app: &TestApp, jobs: &[&str], now: &str) -> String {
     let mut logs = String::new();
     for job in jobs {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_engram"))
             .args(["job", "run", job, "--now", now])
             .env("ENGRAM_DATABASE__URL", &app.database_url)
             .env("ENGRAM_LOG__FILTER", "debug")
             .output()
+            .await
             .expect("the engram binary runs");
         assert!(out.status.success(), "{job}: {}", String::from_utf8_lossy(&out.stderr));
         logs.push_str(&String::from_utf8_lossy(&out.stdout));
@@ -177,7 +179,7 @@ async fn a_pinned_memory_survives_evict() {
         }
     };
     for _ in 0..4 {
-        run_jobs(&app, &["evict"], "2031-01-01T00:00:00Z");
+        run_jobs(&app, &["evict"], "2031-01-01T00:00:00Z").await;
         if status(plain["memory"]["id"].clone()).await == "evicted" {
             break;
         }
@@ -250,7 +252,7 @@ async fn a_deleted_memory_and_its_turns_leave_no_trace_and_other_users_keep_thei
         ]});
         assert_eq!(app.post_events(&key, &events).await.status(), 202);
     }
-    run_jobs(&app, &["extract_facts", "embed_events", "summarize_sessions"], "2026-03-03T00:00:00Z");
+    run_jobs(&app, &["extract_facts", "embed_events", "summarize_sessions"], "2026-03-03T00:00:00Z").await;
     let found =
         app.search(&key, &json!({"user_id": "alice", "query": "where does alice live?", "kinds": ["fact"]})).await;
     let fact = found["results"]
@@ -307,7 +309,7 @@ async fn a_deleted_memory_and_its_turns_leave_no_trace_and_other_users_keep_thei
     assert_eq!(audit[0].0, "delete_memory");
     assert!(audit[0].1.starts_with("key:"));
     // A summary made again leaves it out, as the jobs run on.
-    run_jobs(&app, ALL_JOBS, "2026-04-20T00:00:00Z");
+    run_jobs(&app, ALL_JOBS, "2026-04-20T00:00:00Z").await;
     let again: i64 = sqlx::query_scalar(
         "SELECT (SELECT count(*) FROM sessions WHERE user_id = 'alice' AND summary ILIKE '%reykjavik%')
               + (SELECT count(*) FROM period_summaries WHERE user_id = 'alice' AND summary ILIKE '%reykjavik%')
@@ -326,7 +328,7 @@ async fn a_memory_deleted_while_extract_facts_runs_stays_deleted() {
     let first = json!({"user_id": "fay", "session_id": "s0", "role": "user", "created_at": "2026-02-01T09:00:00Z",
                        "content": "I work at Initech as a data engineer."});
     assert_eq!(app.post_events(&key, &first).await.status(), 202);
-    run_jobs(&app, &["extract_facts"], "2026-02-02T00:00:00Z");
+    run_jobs(&app, &["extract_facts"], "2026-02-02T00:00:00Z").await;
     let page: Value = app.get_as(&key, "/v1/users/fay/memories").await.json().await.unwrap();
     let id = page["memories"]
         .as_array()
@@ -400,7 +402,7 @@ async fn secrets_never_reach_a_table_a_route_or_a_log() {
     for secret in secrets {
         assert_eq!(hits(&app, secret).await, vec![], "{secret} after ingest");
     }
-    let logs = run_jobs(&app, ALL_JOBS, "2026-06-15T00:00:00Z");
+    let logs = run_jobs(&app, ALL_JOBS, "2026-06-15T00:00:00Z").await;
     for secret in secrets {
         assert_eq!(hits(&app, secret).await, vec![], "{secret} after every job");
         assert!(!logs.contains(secret), "{secret} in the logs");
