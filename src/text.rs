@@ -85,7 +85,7 @@ static SENSITIVE: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
         ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
         ("api_key", r"\b(sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}"),
         // The words before the secret stay: "my bank password is [password]".
-        ("password", r"(?i)(?:\b(?:password|passwd|passcode|pwd|pin(?: code| number)?)\b(?:\s+(?:for|to|of|on|at)\s+[\w .'-]{1,30}?)?\s*(?:is|was|:|=|=>)|(?:密码|口令|PIN码?)\s*(?:是|为|:|：|=)?)\s*(?P<secret>[^\s，。,]+)"),
+        ("password", r"(?i)(?:\b(?:password|passwd|passcode|pwd|pin(?: code| number)?)\b(?:\s+(?:for|to|of|on|at)\s+[\w .'-]{1,30}?)?\s*(?:is|was|:|=|=>)|(?:密码|口令|PIN码)\s*(?:是|为|:|：|=))\s*(?P<secret>[^\s，。,]+)"),
         // Digits are bounded by non-digits rather than `\b`: Chinese text puts no space
         // between a word and a number ("身份证号码是1101…").
         ("card_number", r"(?:^|[^0-9])(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{1,7})(?:[^0-9]|$)"),
@@ -220,6 +220,8 @@ mod tests {
         );
         assert_eq!(redact("我的银行卡密码是 882931，别告诉别人"), "我的银行卡密码是 [password]，别告诉别人");
         assert_eq!(redact("SSN 123-45-6789"), "SSN [national id]");
+        assert_eq!(redact("We're going camping next month."), "We're going camping next month.");
+        assert_eq!(redact("My PIN: 4821"), "My PIN: [password]");
         assert_eq!(
             redact_kinds("call +1 415 555 0199, key sk-abcdefghijklmnop1234", |k| k == "api_key"),
             "call +1 415 555 0199, key [api key]"

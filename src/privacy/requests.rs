@@ -31,8 +31,8 @@ pub struct Request {
 static EN_VERB: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
-        (?:^|[,;:.!—–-]\s*|\b(?:please|pls|kindly|just|actually|so|and|but|then|also|now|ok|okay|wait|oh|also)\s+
-           |\b(?:can|could|would|will)\s+you\s+(?:please\s+)?|\b(?:i\s+(?:want|need)|i'd\s+like|i\s+would\s+like)\s+you\s+to\s+
+        (?:(?:^|[,;:.!—–-]\s*)(?:(?:please|pls|kindly|just|actually|so|and|but|then|also|now|ok|okay|wait|oh|hey|hmm|um|well|yeah|no)[,\s]+)*
+           |\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:just\s+)?|\b(?:i\s+(?:want|need)|i'd\s+like|i\s+would\s+like)\s+you\s+to\s+
            |\bgo\s+ahead\s+and\s+|\bmake\s+sure\s+(?:you|to)\s+)
         (?P<verb>forget|delete|remove|erase|wipe|clear|scrub|purge|discard|drop|get\s+rid\s+of|throw\s+away|unlearn)\b
         (?P<rest>.*)",
@@ -44,10 +44,10 @@ static EN_VERB: LazyLock<Regex> = LazyLock::new(|| {
 static EN_NOT_KEEP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
-        \b(?:don't|dont|do\s+not|please\s+don't|never|no\s+need\s+to|stop|i\s+don't\s+want\s+you\s+to|i\s+do\s+not\s+want\s+you\s+to
+        \b(?:don't|dont|do\s+not|please\s+don't|no\s+need\s+to|stop|i\s+don't\s+want\s+you\s+to|i\s+do\s+not\s+want\s+you\s+to
            |(?:can|could|would|will)\s+you\s+(?:please\s+)?not|try\s+not\s+to
            |i'd\s+rather\s+you\s+(?:didn't|did\s+not|not)|i\s+would\s+rather\s+you\s+(?:didn't|did\s+not|not)|you\s+shouldn't|you\s+should\s+not)\s+
-        (?:ever\s+)?(?P<verb>remember(?:ing)?|keep(?:ing)?|store|storing|stored|save|saving|saved|record(?:ing)?|note|noting|log|logging|retain|hold\s+on\s+to|know|track)\b
+        (?:ever\s+)?(?P<verb>remember(?:ing)?|keep(?:ing)?|store|storing|stored|save|saving|saved|record(?:ing)?|note|noting|log|logging|retain|hold\s+on\s+to|track)\b
         (?P<rest>.*)",
     )
     .expect("a valid pattern")
@@ -100,6 +100,12 @@ static ZH_SPEAKER_FORGOT: LazyLock<Regex> =
 /// English: "I forgot …", "don't forget to …": not requests.
 static EN_NOT_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:i|we|he|she|they|you)\s+(?:always\s+|often\s+|never\s+|sometimes\s+)?(?:forgot|forget|forgets)\b|\b(?:don't|do\s+not|never)\s+forget\b|\bforget\s+(?:to|about\s+it\s+if)\b")
+        .expect("a valid pattern")
+});
+
+/// A clause of the speaker's own that a verb after a comma continues.
+static SPEAKERS_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:i|we|he|she|they|you)(?:'ll|'d|\s+(?:can|could|will|would|might|may|always|often|sometimes|want\s+to|need\s+to|tried\s+to|try\s+to|like\s+to|love\s+to|get\s+to|used\s+to))\b[^.!?]*$|\bto\s*$|\b(?:helps?|let|lets|made|makes)\s+(?:me|us)\s*$")
         .expect("a valid pattern")
 });
 
@@ -363,10 +369,16 @@ fn detect_english(s: &str) -> Option<Found> {
         let topic = if topic.is_empty() { named.unwrap_or_default() } else { topic };
         return Some((request(topic), caps.get(0).map_or(0, |m| m.start())));
     }
-    let caps = EN_VERB.captures(s).or_else(|| EN_NOT_KEEP.captures(s))?;
+    let (caps, deleting) = match EN_VERB.captures(s) {
+        Some(caps) => (caps, true),
+        None => (EN_NOT_KEEP.captures(s)?, false),
+    };
     let verb_at = caps.name("verb").map(|m| m.start()).unwrap_or(0);
-    // "I forgot my password", "don't forget to call": the verb is the speaker's, or an order to remember.
-    if EN_NOT_REQUEST.find_iter(s).any(|m| m.start() <= verb_at && verb_at < m.end() + 1) {
+    // "I forgot my password", "don't forget to call": the verb is the speaker's, or an order
+    // to remember; "I can relax, forget my troubles": the speaker's clause goes on.
+    if EN_NOT_REQUEST.find_iter(s).any(|m| m.start() <= verb_at && verb_at < m.end() + 1)
+        || deleting && SPEAKERS_CLAUSE.is_match(&s[..verb_at])
+    {
         return None;
     }
     // A deletion verb needs an object that is the user's or what was said: "delete the
@@ -487,5 +499,9 @@ mod tests {
         assert_eq!(topic("我忘了带伞。"), None);
         assert_eq!(topic("I keep my bike in the garage."), None);
         assert_eq!(topic("Remove the onions from the recipe."), None);
+        assert_eq!(topic("Running helps me clear my head."), None);
+        assert_eq!(topic("It's easy to get lost and forget that."), None);
+        assert_eq!(topic("At the lake I can relax, forget my worries, and read."), None);
+        assert_eq!(topic("You never know what tomorrow brings."), None);
     }
 }

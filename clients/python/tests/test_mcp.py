@@ -18,7 +18,8 @@ from conftest import ROOT, _binary
 from engram_client import Engram
 from helpers import run_job
 
-TOOLS = {"remember", "search_memory", "get_context", "list_memories", "get_memory", "report_memory", "forget_user"}
+TOOLS = {"remember", "search_memory", "get_context", "list_memories", "get_memory", "add_memory", "update_memory",
+         "delete_memory", "report_memory", "forget_user"}
 
 
 @asynccontextmanager
@@ -77,6 +78,27 @@ async def test_remembered_turns_become_memories_found_by_search(server, user: st
         assert forgotten["deleted"]["events"] == 2
         again = structured(await client.call_tool("search_memory", {"user_id": user, "query": "where does the user live?"}))
         assert again["results"] == []
+
+
+async def test_one_memory_is_added_corrected_and_deleted_through_tools(server, user: str) -> None:
+    async with mcp_over_http(server, "admin") as client:
+        added = structured(await client.call_tool("add_memory", {"user_id": user, "content": "Prefers dark mode in every app",
+                                                                 "category": "preference"}))
+        assert added["outcome"] == "created"
+        memory_id = added["memory"]["id"]
+        found = structured(await client.call_tool("search_memory", {"user_id": user, "query": "which colour theme does the user like?"}))
+        assert [r["id"] for r in found["results"]][:1] == [memory_id], "searchable at once"
+        edited = structured(await client.call_tool("update_memory", {"user_id": user, "memory_id": memory_id,
+                                                                     "content": "Prefers a light theme by day, dark at night",
+                                                                     "pinned": True}))
+        assert edited["memory"]["pinned"] is True and edited["history"][-1]["action"] == "updated"
+        deleted = structured(await client.call_tool("delete_memory", {"user_id": user, "memory_id": memory_id}))
+        assert deleted["deleted"]["memories"] == 1
+        gone = await client.call_tool("get_memory", {"user_id": user, "memory_id": memory_id})
+        assert gone.is_error and structured(gone)["error"]["code"] == "not_found"
+    async with mcp_over_http(server, "reader") as client:
+        refused = await client.call_tool("add_memory", {"user_id": user, "content": "x"})
+        assert structured(refused)["error"]["code"] == "forbidden"
 
 
 async def test_a_tool_needs_the_scope_of_its_route(server, user: str) -> None:
