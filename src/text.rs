@@ -85,7 +85,7 @@ static SENSITIVE: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
         ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
         ("api_key", r"\b(sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}"),
         // The words before the secret stay: "my bank password is [password]".
-        ("password", r"(?i)(?:\b(?:password|passwd|passcode|pwd|pin(?: code| number)?)\b(?:\s+(?:for|to|of|on|at)\s+[\w .'-]{1,30}?)?\s*(?:is|was|:|=|=>)|(?:密码|口令|PIN码)\s*(?:是|为|:|：|=))\s*(?P<secret>[^\s，。,]+)"),
+        ("password", r"(?i)(?:\b(?:password|passwd|passcode|pwd|pin(?: code| number)?)\b(?:\s+(?:for|to|of|on|at)\s+[\w '-]{1,30}?)?\s*(?:is|was|:|=|=>)|(?:密码|口令|PIN码)\s*(?:是|为|:|：|=))\s*(?P<secret>[^\s，。,]+)"),
         // Digits are bounded by non-digits rather than `\b`: Chinese text puts no space
         // between a word and a number ("身份证号码是1101…").
         ("card_number", r"(?:^|[^0-9])(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{1,7})(?:[^0-9]|$)"),

@@ -1,10 +1,12 @@
 //! Questions about the present ("where does the user currently live?", "现在前端用什么"):
 //! the newest statement on a topic answers them. Among a search's facts and raw turns,
 //! a result that a newer result on the same topic follows (their stored vectors at
-//! least [`SAME_TOPIC`] similar) ranks just below it, so "I've officially started at
-//! Initech now" comes before "I work as a data analyst at Globex" whatever their words
-//! share with the question. The older result is not dropped: it is the history the
-//! newer one changed. Without a word of the present, or with `as_of`, nothing moves.
+//! least [`SAME_TOPIC`] similar) ranks just below the best of those, so "I've officially
+//! started at Initech now" comes before "I work as a data analyst at Globex" whatever
+//! their words share with the question. The older result is not dropped, and moves no
+//! further down than that: it is the history the newer one changed, and often what a
+//! question means after all. Without a word of the present, with a time phrase ("what
+//! was she reading in May 2023") or with `as_of`, nothing moves.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -37,7 +39,7 @@ fn said_at(result: &SearchResult) -> DateTime<Utc> {
     result.created_at.unwrap_or(result.updated_at)
 }
 
-/// Ranks each fact or turn just below a newer one on the same topic; `results` come
+/// Ranks each fact or turn just below the best newer one on its topic; `results` come
 /// sorted best first and are left so.
 pub async fn newest_first(
     conn: &mut PgConnection,
@@ -72,8 +74,8 @@ pub async fn newest_first(
             .filter(|&&newer| said_at(&results[newer]) > said_at(&results[older]))
             .filter(|&&newer| same_topic(v, &vectors[&results[newer].id]))
             .map(|&newer| results[newer].score)
-            .fold(f64::INFINITY, f64::min);
-        if results[older].score >= cap {
+            .fold(f64::NEG_INFINITY, f64::max);
+        if cap > 0.0 && results[older].score >= cap {
             let lowered = cap * 0.99;
             if let Some(explanation) = results[older].explanation.as_mut() {
                 explanation.time *= lowered / results[older].score.max(f64::MIN_POSITIVE);

@@ -95,7 +95,7 @@ pub async fn run(
         results.extend(reached);
         sort(&mut results);
     }
-    if query.as_of.is_none() && present::asks(&query.text) {
+    if query.as_of.is_none() && window.is_none() && present::asks(&query.text) {
         present::newest_first(scans.get().await?, tenant, &mut results).await?;
     }
     scans.give_back();

@@ -10,6 +10,8 @@ use crate::helpers::{TestApp, spawn_app};
 use crate::memory_control::{ALL_JOBS, run_jobs, urlencode};
 
 const STORIES: &str = include_str!("data/change_stories.json");
+/// A second set by another author, never used to shape the method.
+const HELD_OUT: &str = include_str!("data/change_stories_heldout.json");
 
 /// The day every story's change is said on.
 const CHANGE: i64 = 200;
@@ -44,11 +46,29 @@ async fn contents(app: &TestApp, key: &str, body: Value) -> Vec<String> {
     found["results"].as_array().unwrap().iter().map(|r| r["content"].as_str().unwrap().to_owned()).collect()
 }
 
+// Not every story is answered yet (search misses some present questions, and some new
+// statements repeat the old value): the share of checks passing when the method was
+// written is the floor a change must keep.
 #[tokio::test]
 async fn a_question_about_the_present_finds_the_newest_statement_first() {
+    let (passed, checks, failures) = replay(STORIES).await;
+    println!("current state: {passed} of {checks} checks pass");
+    assert!(passed * 100 >= checks * 65, "{passed} of {checks} checks pass:\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn held_out_stories_keep_the_same_floor() {
+    let (passed, checks, failures) = replay(HELD_OUT).await;
+    println!("current state, held out: {passed} of {checks} checks pass");
+    assert!(passed * 100 >= checks * 60, "{passed} of {checks} checks pass:\n{}", failures.join("\n"));
+}
+
+/// Replays each story as a user of its own and asks its questions; returns the checks
+/// passed, made, and what failed.
+async fn replay(file: &str) -> (usize, usize, Vec<String>) {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest").await;
-    let stories: Vec<Value> = serde_json::from_str(STORIES).unwrap();
+    let stories: Vec<Value> = serde_json::from_str(file).unwrap();
     assert!(stories.len() >= 20 && stories.iter().any(|s| s["lang"] == "zh"));
     // Every story's change falls on the same day, so that one run of the jobs before it
     // and one after it see each story as the worker would have: what was said before
@@ -113,14 +133,5 @@ async fn a_question_about_the_present_finds_the_newest_statement_first() {
             _ => {}
         }
     }
-    // Not every story is answered yet (search misses some present questions, and some
-    // new statements repeat the old value); the share reached when the method was
-    // written is the floor a change must keep.
-    println!("current state: {} of {checks} checks pass", checks - failures.len());
-    assert!(
-        failures.len() * 100 <= checks * 35,
-        "{} of {checks} checks failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    (checks - failures.len(), checks, failures)
 }

@@ -86,7 +86,7 @@ async def test_one_memory_is_added_corrected_and_deleted_through_tools(server, u
                                                                  "category": "preference"}))
         assert added["outcome"] == "created"
         memory_id = added["memory"]["id"]
-        found = structured(await client.call_tool("search_memory", {"user_id": user, "query": "which colour theme does the user like?"}))
+        found = structured(await client.call_tool("search_memory", {"user_id": user, "query": "does the user like dark mode?"}))
         assert [r["id"] for r in found["results"]][:1] == [memory_id], "searchable at once"
         edited = structured(await client.call_tool("update_memory", {"user_id": user, "memory_id": memory_id,
                                                                      "content": "Prefers a light theme by day, dark at night",

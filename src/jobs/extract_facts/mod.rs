@@ -144,19 +144,11 @@ pub async fn run_unit(
     .fetch_optional(&mut *conn)
     .await?
     .unwrap_or(0);
+    let mut events = new_events(conn, unit, watermark, params.max_events).await?;
     // Requests to forget not honoured at ingest (turns stored by `engram ingest`, say)
     // go first: nothing they take back becomes a fact.
-    let asks: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT id, content FROM events
-          WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 AND role = 'user' ORDER BY seq LIMIT $4",
-    )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(watermark)
-    .bind(params.max_events)
-    .fetch_all(&mut *conn)
-    .await?;
-    let asks: Vec<Uuid> = asks.into_iter().filter(|(_, c)| forget::asks_to_forget(c)).map(|(id, _)| id).collect();
+    let asks: Vec<Uuid> =
+        events.iter().filter(|e| e.role == Role::User && forget::asks_to_forget(&e.content)).map(|e| e.id).collect();
     if !asks.is_empty() {
         let change = unit.change("the user asked to forget it");
         let limit = models.graph.settings.scan_limit;
@@ -164,28 +156,8 @@ pub async fn run_unit(
         counts.add("forget_requests", honoured.requests as i64);
         counts.add("forgotten_memories", honoured.counts.get("memories").copied().unwrap_or(0) as i64);
         counts.add("forgotten_turns", honoured.counts.get("events_redacted").copied().unwrap_or(0) as i64);
+        events = new_events(conn, unit, watermark, params.max_events).await?;
     }
-    let events: Vec<(Uuid, i64, String, Role, String, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT id, seq, session_id, role, content, created_at FROM events
-          WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
-    )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(watermark)
-    .bind(params.max_events)
-    .fetch_all(&mut *conn)
-    .await?;
-    let events: Vec<Event> = events
-        .into_iter()
-        .map(|(id, seq, session_id, role, content, created_at)| Event {
-            id,
-            seq,
-            session_id,
-            role,
-            content,
-            created_at,
-        })
-        .collect();
     let Some(last) = events.last().map(|e| e.seq) else { return Ok(counts) };
     // The user's sentences, with sensitive data dropped or redacted before anything else.
     let mut said: Vec<(&Event, String)> = Vec::new();
@@ -234,6 +206,31 @@ pub async fn run_unit(
     .execute(&mut *conn)
     .await?;
     Ok(counts)
+}
+
+/// The user's events after `watermark`, oldest first, at most `limit`.
+async fn new_events(conn: &mut PgConnection, unit: &Unit<'_>, watermark: i64, limit: i64) -> sqlx::Result<Vec<Event>> {
+    let rows: Vec<(Uuid, i64, String, Role, String, DateTime<Utc>)> = sqlx::query_as(
+        "SELECT id, seq, session_id, role, content, created_at FROM events
+          WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
+    )
+    .bind(unit.tenant.as_str())
+    .bind(unit.user.as_str())
+    .bind(watermark)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, seq, session_id, role, content, created_at)| Event {
+            id,
+            seq,
+            session_id,
+            role,
+            content,
+            created_at,
+        })
+        .collect())
 }
 
 /// What the rules find in what was said, each fact with the event it comes from.
