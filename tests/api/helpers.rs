@@ -67,7 +67,11 @@ pub async fn spawn_app_with(settings: Settings) -> TestApp {
     let address = format!("http://127.0.0.1:{}", app.port());
     let access = app.access();
     tokio::spawn(app.run_until_stopped());
-    TestApp { address, access, embedder, db, database_url, client: reqwest::Client::new() }
+    // A connection per request: a test that waits for an `engram` process without
+    // yielding holds the server's runtime up, and a kept-alive connection the server then
+    // closes would fail the next request on it.
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("an HTTP client");
+    TestApp { address, access, embedder, db, database_url, client }
 }
 
 impl TestApp {
