@@ -1,12 +1,13 @@
 //! Questions about the present ("where does the user currently live?", "现在前端用什么"):
-//! the newest statement on a topic answers them. Among a search's facts and raw turns,
-//! a result that a newer result on the same topic follows (their stored vectors at
-//! least [`SAME_TOPIC`] similar) ranks just below the best of those, so "I've officially
-//! started at Initech now" comes before "I work as a data analyst at Globex" whatever
-//! their words share with the question. The older result is not dropped, and moves no
-//! further down than that: it is the history the newer one changed, and often what a
-//! question means after all. Without a word of the present, with a time phrase ("what
-//! was she reading in May 2023") or with `as_of`, nothing moves.
+//! the newest statement on a topic answers them. Among a search's candidate facts and
+//! raw turns, when a newer one on the same topic follows a result (their stored vectors
+//! at least [`SAME_TOPIC`] similar), the newest of those takes the result's score if it
+//! had less — from below `min_score` too — and the result ranks just below it. So "I've
+//! officially started at Initech now" comes before "I work as a data analyst at Globex"
+//! whatever their words share with the question. The older result is not dropped: it is
+//! the history the newer one changed, and often what a question means after all.
+//! Without a word of the present, with a time phrase ("what was she reading in May
+//! 2023") or with `as_of`, nothing moves.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -39,8 +40,8 @@ fn said_at(result: &SearchResult) -> DateTime<Utc> {
     result.created_at.unwrap_or(result.updated_at)
 }
 
-/// Ranks each fact or turn just below the best newer one on its topic; `results` come
-/// sorted best first and are left so.
+/// Ranks the newest fact or turn on each topic first, each older one just below it;
+/// `results` come sorted best first and are left so.
 pub async fn newest_first(
     conn: &mut PgConnection,
     tenant: &TenantId,
@@ -69,14 +70,24 @@ pub async fn newest_first(
     order.sort_by_key(|&i| std::cmp::Reverse(said_at(&results[i])));
     for (n, &older) in order.iter().enumerate() {
         let v = &vectors[&results[older].id];
-        let cap = order[..n]
+        // The newest result on the topic, among those already in place.
+        let newest = order[..n]
             .iter()
-            .filter(|&&newer| said_at(&results[newer]) > said_at(&results[older]))
-            .filter(|&&newer| same_topic(v, &vectors[&results[newer].id]))
-            .map(|&newer| results[newer].score)
-            .fold(f64::NEG_INFINITY, f64::max);
-        if cap > 0.0 && results[older].score >= cap {
-            let lowered = cap * 0.99;
+            .copied()
+            .filter(|&newer| said_at(&results[newer]) > said_at(&results[older]))
+            .find(|&newer| same_topic(v, &vectors[&results[newer].id]));
+        let Some(newest) = newest else { continue };
+        if results[newest].score < results[older].score {
+            // What the question is about, said last: it takes the older one's place,
+            // even from below `min_score`.
+            let lifted = results[older].score;
+            if let Some(explanation) = results[newest].explanation.as_mut() {
+                explanation.time *= lifted / results[newest].score.max(f64::MIN_POSITIVE);
+            }
+            results[newest].score = lifted;
+        }
+        let lowered = results[newest].score * 0.99;
+        if results[older].score > lowered {
             if let Some(explanation) = results[older].explanation.as_mut() {
                 explanation.time *= lowered / results[older].score.max(f64::MIN_POSITIVE);
             }

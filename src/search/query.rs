@@ -80,7 +80,12 @@ pub async fn run(
     }
     score_all(&mut results, query, settings, window);
     if query.relations {
-        let from_events: Vec<Uuid> = results.iter().take(3).flat_map(|r| r.source_event_ids.iter().copied()).collect();
+        let from_events: Vec<Uuid> = results
+            .iter()
+            .filter(|r| r.score >= query.min_score)
+            .take(3)
+            .flat_map(|r| r.source_event_ids.iter().copied())
+            .collect();
         let relation_query = RelationQuery {
             user: &query.user,
             text: &query.text,
@@ -99,14 +104,16 @@ pub async fn run(
         present::newest_first(scans.get().await?, tenant, &mut results).await?;
     }
     scans.give_back();
+    results.retain(|r| r.score >= query.min_score);
     let mut results = score::one_slot_per_turn(results);
     results.truncate(query.limit);
     Ok(results)
 }
 
-/// Scores `results` on the one scale and keeps those at or above `min_score`, best first.
+/// Scores `results` on the one scale, best first; those under `min_score` are dropped
+/// once every result is scored.
 fn score_all(
-    results: &mut Vec<SearchResult>,
+    results: &mut [SearchResult],
     query: &SearchQuery,
     settings: &SearchSettings,
     window: Option<when::Window>,
@@ -116,7 +123,6 @@ fn score_all(
         result.score = explanation.score();
         result.explanation = query.explain.then_some(explanation);
     }
-    results.retain(|r| r.score >= query.min_score);
     sort(results);
 }
 
