@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, spawn_app};
-use crate::memory_control::{ALL_JOBS, run_jobs, urlencode};
+use crate::pipeline::{ALL_JOBS, run_jobs, urlencode};
 
 const STORIES: &str = include_str!("data/change_stories.json");
 /// A second set by another author, never used to shape the method.

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, spawn_app};
-use crate::memory_control::{ALL_JOBS, hits, run_jobs, urlencode};
+use crate::pipeline::{ALL_JOBS, hits, run_jobs, urlencode};
 
 const CONVERSATIONS: &str = include_str!("data/forget_requests.json");
 /// A second set by another author, never used to shape the method.

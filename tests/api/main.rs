@@ -29,6 +29,7 @@ mod models_openai;
 mod observability;
 mod openapi;
 mod operations;
+mod pipeline;
 mod processes;
 mod read_api;
 mod reembed;

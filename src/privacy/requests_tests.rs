@@ -1,0 +1,38 @@
+use super::*;
+
+fn topic(s: &str) -> Option<(String, bool)> {
+    detect(s).map(|r| (r.topic, r.points_back))
+}
+
+#[test]
+fn requests_are_found_with_their_topic() {
+    assert_eq!(topic("Could you please delete my blood type from your memory?"), Some(("blood type".into(), false)));
+    assert_eq!(topic("Don't store my passport number anywhere."), Some(("passport number".into(), false)));
+    assert_eq!(topic("Oh and forget the name of my landlord"), Some(("name landlord".into(), false)));
+    assert_eq!(topic("I'd rather you didn't keep my home phone."), Some(("home phone".into(), false)));
+    assert_eq!(topic("Hmm, pretend I never said that."), Some((String::new(), true)));
+    assert_eq!(topic("Wipe it."), Some((String::new(), true)));
+    assert_eq!(topic("请删掉我的血型"), Some(("血型".into(), false)));
+    assert_eq!(topic("我老家的地址不要保存"), Some(("老家 地址".into(), false)));
+    assert_eq!(topic("把我欠款的事忘了吧"), Some(("欠款".into(), false)));
+    assert!(topic("刚才那句当我没说").is_some_and(|(_, back)| back));
+    assert_eq!(topic("算了，把我前任的事都忘了吧。"), Some(("前任".into(), false)));
+    assert_eq!(topic("Take my blood type out of your notes."), Some(("blood type".into(), false)));
+    assert_eq!(topic("Hmm, about the divorce stuff — I don't want that on file."), Some(("divorce".into(), false)));
+    assert!(detect("My locker code is 2231 — forget I said that.").is_some_and(|r| r.points_back && r.stated_before));
+}
+
+#[test]
+fn statements_and_tasks_are_not_requests() {
+    assert_eq!(topic("I always forget my umbrella on the train."), None);
+    assert_eq!(topic("Don't forget to water the plants."), None);
+    assert_eq!(topic("I forgot my password again yesterday."), None);
+    assert_eq!(topic("We had to delete the staging cluster last week."), None);
+    assert_eq!(topic("我忘了带伞。"), None);
+    assert_eq!(topic("I keep my bike in the garage."), None);
+    assert_eq!(topic("Remove the onions from the recipe."), None);
+    assert_eq!(topic("Running helps me clear my head."), None);
+    assert_eq!(topic("It's easy to get lost and forget that."), None);
+    assert_eq!(topic("At the lake I can relax, forget my worries, and read."), None);
+    assert_eq!(topic("You never know what tomorrow brings."), None);
+}
