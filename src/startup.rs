@@ -169,12 +169,23 @@ impl Application {
     }
 }
 
+/// `engram mcp --stdio`: the MCP tools on stdin and stdout, on the state the API's
+/// handlers share, with the access statistics written as `serve` writes them.
+pub async fn serve_mcp_stdio(settings: Settings, db: Database) -> anyhow::Result<()> {
+    let flush_every = Duration::from_millis(settings.search.access_flush_ms.max(10));
+    let state = web::Data::new(standalone_state(settings, db.clone())?);
+    let access = state.access.clone();
+    let flusher = tokio::spawn(flush_access_periodically(access.clone(), db.clone(), flush_every));
+    let served = crate::mcp::serve_stdio(state).await;
+    flusher.abort();
+    access.flush(&db.pool).await?;
+    served
+}
+
 /// What the API's handlers share: the state of [`Application::build`] without a
-/// listener or a worker, for serving the same operations elsewhere (`engram mcp --stdio`).
-/// The caller keeps the access statistics flushed ([`flush_access_periodically`]).
-/// It runs no jobs: without a `jobs.dir` (started from another folder), lookups rank by
-/// the default decay.
-pub fn standalone_state(settings: Settings, db: Database) -> anyhow::Result<AppState> {
+/// listener or a worker. It runs no jobs: without a `jobs.dir` (started from another
+/// folder), lookups rank by the default decay.
+fn standalone_state(settings: Settings, db: Database) -> anyhow::Result<AppState> {
     let jobs = match settings.jobs.dir.is_dir() {
         true => definition::load_dir(&settings.jobs.dir)?,
         false => {
@@ -209,7 +220,7 @@ fn api_state(
 }
 
 /// Writes the buffered access statistics every `every`, for as long as the process runs.
-pub async fn flush_access_periodically(access: Arc<AccessRecorder>, db: Database, every: Duration) {
+async fn flush_access_periodically(access: Arc<AccessRecorder>, db: Database, every: Duration) {
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -48,8 +48,8 @@ impl CorpusSize {
 }
 
 /// The database holding the corpus of a run's size: the full and the quick corpus
-/// apart, so a quick run does not replace the full one (whose build takes a quarter of
-/// an hour) nor the full run the quick one.
+/// apart, so a quick run does not replace the full one (whose build is long) nor the
+/// full run the quick one.
 pub fn database(quick: bool) -> &'static str {
     if quick { "engram_bench_quick" } else { "engram_bench" }
 }

@@ -187,7 +187,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let outcome = match cli.command {
         Command::Serve { .. } => serve(settings, db.clone()).await,
-        Command::Mcp { .. } => crate::mcp::serve_stdio(settings, db.clone()).await,
+        Command::Mcp { .. } => crate::startup::serve_mcp_stdio(settings, db.clone()).await,
         Command::Migrate => {
             println!("migrations applied");
             Ok(())

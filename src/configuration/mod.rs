@@ -3,6 +3,7 @@
 //!
 //! Unknown keys and mistyped values are startup errors that name the key.
 
+mod graph;
 mod search;
 mod sections;
 
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use graph::GraphSettings;
 pub use search::SearchSettings;
 pub use sections::*;
 
@@ -24,7 +26,7 @@ pub struct Settings {
     pub database: DatabaseSettings,
     pub ingest: IngestSettings,
     pub search: SearchSettings,
-    pub graph: crate::graph::GraphSettings,
+    pub graph: GraphSettings,
     pub corrections: CorrectionSettings,
     pub log: LogSettings,
     pub embeddings: EmbeddingSettings,

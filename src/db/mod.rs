@@ -188,8 +188,8 @@ async fn require_pgvector(pool: &PgPool) -> anyhow::Result<()> {
 const HUGE_PAGES_FROM: i64 = 2 << 30;
 
 /// Says so at startup when the server's shared buffers are large and in 4 kB pages:
-/// every buffer a lookup touches then risks a TLB miss, which cost the benchmark a
-/// seventh to a fifth of its lookups per second. Logged as information, once a
+/// every buffer a lookup touches then risks a TLB miss, which slows every lookup.
+/// Logged as information, once a
 /// process, since only the server's host can change it.
 async fn advise_on_huge_pages(pool: &PgPool) {
     let settings: sqlx::Result<(Option<String>, i64, Option<String>)> = sqlx::query_as(

@@ -1,4 +1,4 @@
-//! The OpenAPI 3 document at `GET /openapi.json`. Handlers carry `#[utoipa::path]`;
+//! The OpenAPI 3 document at `GET /openapi.json`, shown as a page at `GET /docs`. Handlers carry `#[utoipa::path]`;
 //! registering them through utoipa-actix-web puts every route into the document, so
 //! the document cannot miss a route. The types below are the bodies handlers serve
 //! (and the one request body that is parsed by hand), so what is documented is what
@@ -46,21 +46,34 @@ pub fn base() -> Document {
     doc
 }
 
-/// Serves the finished document at `GET /openapi.json`, which it lists too.
-pub fn serve(mut doc: Document) -> actix_web::Resource {
-    let item = utoipa::openapi::PathItem::new(
-        utoipa::openapi::HttpMethod::Get,
-        utoipa::openapi::path::OperationBuilder::new()
-            .tag("operations")
-            .summary(Some("This OpenAPI 3 document"))
-            .response("200", utoipa::openapi::Response::new("The document")),
-    );
-    doc.paths.paths.insert("/openapi.json".to_owned(), item);
+/// A page that reads `/openapi.json` and shows every route; it is part of the binary,
+/// so reading the API needs nothing from elsewhere.
+const DOCS_PAGE: &str = include_str!("api_docs.html");
+
+/// Serves the finished document at `GET /openapi.json` and its readable view at
+/// `GET /docs`, and lists both in the document.
+pub fn serve(mut doc: Document) -> (actix_web::Resource, actix_web::Resource) {
+    let get = |summary: &str, answer: &str| {
+        utoipa::openapi::PathItem::new(
+            utoipa::openapi::HttpMethod::Get,
+            utoipa::openapi::path::OperationBuilder::new()
+                .tag("operations")
+                .summary(Some(summary))
+                .response("200", utoipa::openapi::Response::new(answer)),
+        )
+    };
+    doc.paths.paths.insert("/openapi.json".to_owned(), get("This OpenAPI 3 document", "The document"));
+    doc.paths.paths.insert("/docs".to_owned(), get("This document as a readable page", "An HTML page"));
     let json = doc.to_json().expect("the document serialises");
-    actix_web::web::resource("/openapi.json").route(actix_web::web::get().to(move || {
+    let document = actix_web::web::resource("/openapi.json").route(actix_web::web::get().to(move || {
         let json = json.clone();
         async move { actix_web::HttpResponse::Ok().content_type("application/json").body(json) }
-    }))
+    }));
+    let page = actix_web::web::resource("/docs").route(
+        actix_web::web::get()
+            .to(|| async { actix_web::HttpResponse::Ok().content_type("text/html; charset=utf-8").body(DOCS_PAGE) }),
+    );
+    (document, page)
 }
 
 pub use crate::service::error::{ErrorBody, ErrorDetail};

@@ -4,7 +4,7 @@
 //! A batch is validated whole before anything is written, and written in one
 //! transaction: it is stored entirely or not at all. Events that carry a client id
 //! are idempotent: sending them again returns the ids stored the first time. Secrets
-//! are redacted before anything is stored ([`crate::privacy::secrets`]).
+//! are redacted before anything is stored ([`secrets`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -20,6 +20,7 @@ use crate::domain::{NewEvent, Role, SessionId, TenantId, ValidationError};
 use crate::feedback::Detector;
 
 pub mod rewrite;
+pub mod secrets;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
@@ -119,7 +120,7 @@ pub async fn ingest(
     corrections: Option<&Detector>,
 ) -> Result<Ingested, IngestError> {
     reject_repeated_client_ids(&events)?;
-    crate::privacy::secrets::redact_events(&mut events, &limits.redact);
+    secrets::redact_events(&mut events, &limits.redact);
     let idle_gap = Duration::minutes(limits.session_idle_minutes.into());
     // A concurrent request may store one of our client ids between our check and our
     // insert; the transaction then rolls back and the next attempt sees it as a duplicate.

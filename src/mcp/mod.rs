@@ -128,7 +128,7 @@ impl ServerHandler for Engram {
 
 /// Serves the tools on stdin and stdout for the key in `ENGRAM_API_KEY`, until the
 /// client closes stdin; logs go to stderr.
-pub async fn serve_stdio(settings: crate::configuration::Settings, db: crate::db::Database) -> anyhow::Result<()> {
+pub async fn serve_stdio(state: web::Data<AppState>) -> anyhow::Result<()> {
     use anyhow::Context;
     use rmcp::ServiceExt;
     let secret = std::env::var("ENGRAM_API_KEY")
@@ -136,20 +136,13 @@ pub async fn serve_stdio(settings: crate::configuration::Settings, db: crate::db
         .map(|key| key.trim().to_owned())
         .filter(|key| !key.is_empty())
         .context("set ENGRAM_API_KEY to an engram API key (engram keys create)")?;
-    if crate::auth::authenticate(&db.pool, &secret).await?.is_none() {
+    if crate::auth::authenticate(&state.db.pool, &secret).await?.is_none() {
         anyhow::bail!("ENGRAM_API_KEY is not an active engram API key");
     }
-    let flush_every = std::time::Duration::from_millis(settings.search.access_flush_ms.max(10));
-    let state = web::Data::new(crate::startup::standalone_state(settings, db.clone())?);
-    let access = state.access.clone();
-    let flusher = tokio::spawn(crate::startup::flush_access_periodically(access.clone(), db.clone(), flush_every));
     let service =
         Engram::for_key(state, secret).serve(rmcp::transport::stdio()).await.context("MCP handshake on stdio")?;
     tracing::info!("engram MCP server on stdio");
-    let ended = service.waiting().await;
-    flusher.abort();
-    access.flush(&db.pool).await?;
-    ended.context("MCP session on stdio")?;
+    service.waiting().await.context("MCP session on stdio")?;
     Ok(())
 }
 

@@ -1,13 +1,12 @@
-//! What a person can make engram forget, and what engram never keeps. [`erase`] deletes
-//! memories for good and rewrites the turns that stated them, through each table's
-//! owner, in the caller's transaction; [`requests`] recognises "forget that" said in
-//! conversation and [`referents`] finds what it refers to; [`secrets`] redacts
-//! passwords, keys and numbers before a turn is stored.
+//! What a person can make engram forget. [`erase`] deletes memories for good and
+//! rewrites the turns that stated them, through each table's owner, in the caller's
+//! transaction; [`requests`] recognises "forget that" said in conversation and
+//! [`referents`] finds what it refers to. What engram never keeps, passwords, keys and
+//! numbers, is redacted before a turn is stored ([`crate::ingest::secrets`]).
 
 pub mod forget;
 pub mod referents;
 pub mod requests;
-pub mod secrets;
 pub mod topics;
 pub mod values;
 

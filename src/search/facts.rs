@@ -161,7 +161,7 @@ impl<'a> MemoryLookup<'a> {
     /// rows holding a word of the query, each with its access counts (the user's access
     /// rows read in one range, not probed one candidate at a time); each row says how
     /// many the user has. Only the candidates leave the database: receiving every row
-    /// for the service to choose from cost the server a tenth of its CPU per lookup.
+    /// for the service to choose from would spend the server's CPU on rows it drops.
     pub(super) async fn scan(&self, conn: &mut PgConnection) -> sqlx::Result<Option<Scanned>> {
         let (with, weights) = self.weights();
         let sql = format!(

@@ -18,12 +18,12 @@
 //!
 //! Their keyword matches are found by a statement planned per lookup: whether the text
 //! indexes or the user's own rows find them cheaper depends on how common the words
-//! are. A word in many memories of every tenant makes the text index yield all of them
-//! (220 ms for the 100,000-memory user), where reading the user's rows finds 20 matches
-//! in 0.1 ms; only a plan made with the lookup's words can tell. The rest of their
-//! lookup — the walk of their own index, the matches' rows, neighbours, access counts —
-//! has one sensible plan, cached: planning the whole lookup cost 0.5 ms a table, its
-//! keyword statement alone 0.2 ms (`EXPLAIN`, warm). Not within a time window, though:
+//! are. A word in many memories of every tenant makes the text index yield all of them,
+//! where reading the user's rows finds their few matches at once; only a plan made with
+//! the lookup's words can tell. The rest of their lookup — the walk of their own index,
+//! the matches' rows, neighbours, access counts — has one sensible plan, cached, since
+//! planning the whole lookup each time costs more than its keyword statement alone.
+//! Not within a time window, though:
 //! whether to walk the index or sort the window's rows depends on the window, so such a
 //! lookup is planned whole, as are lookups as of a past time (the index holds active
 //! memories only).
@@ -31,9 +31,9 @@
 //! Unlike other tenant work, lookups do not run under the row-level-security role:
 //! the text-search operators are not leakproof, so under a policy PostgreSQL must
 //! check the policy before them and cannot use the text indexes, which turns a
-//! keyword lookup for a user with 100,000 memories into a scan of all of them
-//! (240 ms instead of 1 ms). Every statement here filters by the tenant itself
-//! (`tenant_id = $1`), and the isolation tests check every route.
+//! keyword lookup for a large user into a scan of all their memories. Every statement
+//! here filters by the tenant itself (`tenant_id = $1`), and
+//! `read_api::no_route_shows_one_tenant_or_user_anything_of_another` checks every route.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -170,7 +170,7 @@ fn content_of(state: &AppState, field: &str, content: &str) -> Result<String, Va
             format!("is longer than {} bytes", state.settings.ingest.max_content_bytes),
         ));
     }
-    Ok(privacy::secrets::redact(content, &state.settings.ingest.redact))
+    Ok(crate::ingest::secrets::redact(content, &state.settings.ingest.redact))
 }
 
 fn category_of(category: &str) -> Result<String, ValidationError> {

@@ -10,6 +10,7 @@ mod consolidation_llm;
 mod context;
 mod control_plane;
 mod current_state;
+mod docs;
 mod embedded;
 mod episodic;
 mod forget;

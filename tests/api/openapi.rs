@@ -30,6 +30,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/openapi.json"),
+    ("get", "/docs"),
 ];
 
 #[tokio::test]
@@ -67,4 +68,16 @@ async fn the_openapi_document_describes_every_route_and_only_served_ones() {
         }
     }
     assert_eq!(paths.len(), ROUTES.len(), "documented: {:?}", paths.keys().collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn the_docs_page_is_served_without_a_key_and_reads_the_document_from_this_server() {
+    let app = spawn_app().await;
+
+    let response = app.get("/docs").await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let page = response.text().await.unwrap();
+    assert!(page.contains("fetch(\"/openapi.json\")"), "the page reads this server's document");
+    assert!(!page.contains("http://") && !page.contains("https://"), "the page loads nothing from elsewhere");
 }

@@ -1,5 +1,6 @@
-"""The README's "Use it from an agent" works as written: its MCP host configurations
-connect through the reference MCP client, and its Python quickstart runs."""
+"""The README's "A first memory" works as written, block by block, against a real engram:
+its shell commands, its Python and its MCP host configuration; and so do the MCP
+configurations of docs/integrations.md."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import httpx2
 from mcp import Client
@@ -15,9 +17,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import ROOT, _binary
 
-SECTION = (ROOT / "README.md").read_text().split("## Use it from an agent", 1)[1].split("\n## ", 1)[0]
-BLOCKS = re.findall(r"```(json|python)\n(.*?)```", SECTION, re.S)
+FIRST_MEMORY = (ROOT / "README.md").read_text().split("## A first memory", 1)[1].split("\n## ", 1)[0]
+INTEGRATIONS = (ROOT / "docs" / "integrations.md").read_text()
+BLOCKS = re.findall(r"```(json|python|bash)\n(.*?)```", FIRST_MEMORY + INTEGRATIONS, re.S)
 KEY = "egm_your_key"
+README_URL = "http://127.0.0.1:8080"
 
 
 def mcp_configurations() -> list[dict]:
@@ -26,7 +30,7 @@ def mcp_configurations() -> list[dict]:
 
 async def test_the_http_configuration_connects(server) -> None:
     config = next(c for c in mcp_configurations() if c.get("type") == "http")
-    url = config["url"].replace("http://127.0.0.1:8080", server.url)
+    url = config["url"].replace(README_URL, server.url)
     headers = {name: value.replace(KEY, server.keys["reader"]) for name, value in config["headers"].items()}
     async with httpx2.AsyncClient(headers=headers) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
@@ -56,3 +60,47 @@ def test_the_python_quickstart_runs(server) -> None:
     first, *context = done.stdout.splitlines()
     assert first == "We moved our database to PostgreSQL"
     assert any("PostgreSQL" in line for line in context)
+
+
+def documents(output: str) -> list[dict]:
+    """The JSON documents curl printed one after another, without separators."""
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while at < len(output := output.strip()):
+        document, at = decoder.raw_decode(output, at)
+        found.append(document)
+        while at < len(output) and output[at].isspace():
+            at += 1
+    return found
+
+
+def test_the_first_memory_commands_run_as_written(server, tmp_path) -> None:
+    """The README's shell blocks, in order, in one shell: remember, recall, consolidate,
+    read the context, add a memory and delete it. The first block reads the key
+    `scripts/run` saved; here the key is this server's."""
+    setup, *steps = [body for kind, body in re.findall(r"```(bash)\n(.*?)```", FIRST_MEMORY, re.S)]
+    assert "ENGRAM_API_KEY" in setup and len(steps) == 4
+    (tmp_path / ".engram").mkdir()
+    (tmp_path / ".engram" / "dev-key").write_text(server.keys["admin"] + "\n")
+    outputs = []
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for step in [setup, *steps]:
+        script = "set -euo pipefail\n" + setup + "\n" + step.replace(README_URL, server.url)
+        done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"{step}\n{done.stderr}"
+        outputs.append(done.stdout)
+    _, remembered, recalled, context, deleted = [documents(out) for out in outputs]
+    assert remembered[0]["accepted"] == 1
+    assert "PostgreSQL" in recalled[0]["results"][0]["content"]
+    queued, read = context
+    assert "run_id" in queued
+    assert "PostgreSQL" in read["text"], read["text"]
+    assert deleted[-1]["deleted"]["memories"] == 1, deleted
+    listing = f"{server.url}/v1/users/alice/memories"
+    headers = {"Authorization": f"Bearer {server.keys['admin']}"}
+    for _ in range(60):  # the run the README queued has finished long since, but a loaded machine may lag
+        memories = httpx2.get(listing, headers=headers).json()["memories"]
+        if any(memory.get("key") == "database" for memory in memories):
+            break
+        time.sleep(0.5)
+    assert any(memory.get("key") == "database" for memory in memories), "extract_facts made the fact the README names"
+    assert not any("dark mode" in memory["content"] for memory in memories)

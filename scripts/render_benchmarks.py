@@ -1,0 +1,163 @@
+"""Renders BENCHMARKS.md from the figures `scripts/benchmarks` keeps in benchmarks/.
+
+    python3 scripts/render_benchmarks.py benchmarks > BENCHMARKS.md
+
+Every figure in the page comes from those files; the prose around them says how they
+were measured.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+METHOD = """\
+# Benchmarks
+
+Every figure on this page was measured by `scripts/benchmarks`, which runs the commands
+named above each table on one machine and renders this page from what they print
+(`benchmarks/*.json`; a test checks the page against those files). Run it yourself:
+
+```
+scripts/benchmarks                      # performance (engram bench --quick) and quality (engram eval)
+BENCH_ARGS="search --clients 8" scripts/benchmarks bench
+LOCOMO=path/to/locomo.json scripts/benchmarks locomo
+```
+
+Figures on a shared machine move by a fifth to a third from hour to hour. Compare two
+binaries by running them alternately in one session, never against a table here.
+
+## How performance is measured
+
+`engram bench [embedder] [ingest] [search] [jobs] [reembed] [graph] [--quick]` runs
+release code on the machine it runs on, in databases of its own (`engram_bench`,
+`engram_bench_quick`), never the user's:
+
+- **embedder**: the configured model's single-text latency and its throughput in
+  batches of 64, on distinct generated sentences with the cache off.
+- **ingest**: batched `POST /v1/events` from concurrent clients, then
+  `summarize_sessions` over what was ingested.
+- **search**: an engram on loopback over a generated corpus, concurrent clients sending
+  query vectors and text queries, lookups over facts, raw turns and the graph, one in
+  ten for a large user with HNSW indexes of their own, and the recall@10 of that user's
+  vector search against an exact scan. The load generator runs in the same process as
+  the server, so client, server and PostgreSQL share the cores. The corpus is built once
+  and reused, and loaded into PostgreSQL's buffers before measuring. `--quick`: 300 users
+  of 100 memories, 100 raw turns and 100 relations each, and a large user with 10,000 of
+  each. Full size: 10,000 users of 100 memories and one of 100,000, as many raw turns, and
+  a graph of 40 entities and 100 relations a user (1.15 M memories in all).
+- **jobs**: `dedup` on a copy of the corpus, scored against the near-duplicates planted
+  in it (one memory in 20), then `evict` scoring every memory.
+- **reembed**: one run of `reembed` moving memories and raw turns to the configured model.
+- **graph**: the extraction rules' sentences per second, English and Chinese mixed.
+
+## How quality is measured
+
+`engram eval` replays the conversations in `eval/` through the public API with the jobs
+run on a simulated clock, then asks their questions through `POST /v1/search`; `engram
+eval --locomo FILE` does the same for a LoCoMo dataset and also scores `/context` and
+three transcript retrievers a user might pick instead. [docs/evaluation.md](docs/evaluation.md)
+describes both. No LLM is configured.
+"""
+
+
+def load(directory: Path, name: str) -> dict | None:
+    path = directory / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def number(value: float) -> str:
+    """Whole numbers from 100 up, three significant digits below."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def ratio(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def bench(report: dict, machine: dict) -> list[str]:
+    out = ["## Performance", ""]
+    out.append(f"Measured {report['date']} with `{report['command']}` on {machine_line(machine)}.")
+    scenarios: dict[str, list[dict]] = {}
+    for figure in report["figures"]:
+        scenarios.setdefault(figure["scenario"], []).append(figure)
+    for scenario, figures in scenarios.items():
+        out += ["", f"### {scenario}", "", "| metric | value | unit |", "|---|---|---|"]
+        out += [f"| `{f['metric']}` | {number(f['value'])} | {f['unit']} |" for f in figures]
+    return out
+
+
+def machine_line(machine: dict) -> str:
+    return f"{machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB"
+
+
+QUALITY_COLUMNS = ["questions", "precision", "recall", "f1", "no_hit_accuracy"]
+
+
+def scenarios(reports: dict[str, dict]) -> list[str]:
+    out = ["## Memory quality: `engram eval`", ""]
+    first = next(iter(reports.values()))
+    out.append(
+        f"Measured {first['date']}: the top {first['k']} results of each question, facts and insights (and "
+        "relations in the graph scenario). "
+        "`no_hit_accuracy` is the share of questions about nothing stored that got no result; "
+        "\"–\" where a scenario asks no such question, or only such questions."
+    )
+    for model, report in reports.items():
+        out += ["", f"### `{model}`", "", f"`{report['command']}`", ""]
+        out += ["| scenario | " + " | ".join(QUALITY_COLUMNS) + " |", "|---" * (len(QUALITY_COLUMNS) + 1) + "|"]
+        rows = list(report["categories"].items()) + [("**overall**", report["overall"])]
+        for name, row in rows:
+            only_no_hit = row["no_hit_questions"] == row["questions"]
+            cells = [str(row["questions"])]
+            cells += ["–" if only_no_hit else ratio(row[c]) for c in QUALITY_COLUMNS[1:-1]]
+            cells.append(ratio(row["no_hit_accuracy"]) if row["no_hit_questions"] else "–")
+            out.append(f"| {name} | " + " | ".join(cells) + " |")
+        out += ["", f"{report['raw_events']} raw events became {report['memory_items']} memory items."]
+    return out
+
+
+LOCOMO_COLUMNS = ["evidence_recall_at_5", "evidence_recall_at_10", "answer_in_context_256", "answer_in_context_1024"]
+CATEGORIES = {"1": "1 multi-hop", "2": "2 temporal", "3": "3 open-domain", "4": "4 single-hop"}
+
+
+def locomo(reports: dict[str, dict]) -> list[str]:
+    out = ["## Memory quality: LoCoMo", ""]
+    first = next(iter(reports.values()))
+    out.append(
+        f"Measured {first['date']} on {first['locomo']['samples']} conversations. Evidence recall@k: the share of a "
+        "question's evidence turns among the sources of the top k results; answer@n: whether the answer is in "
+        "an n-token `/context`. The transcript rows are search over the raw turns alone."
+    )
+    header = "| retriever | category | questions | recall@5 | recall@10 | answer@256 | answer@1024 |"
+    for model, report in reports.items():
+        out += ["", f"### `{model}`", "", f"`{report['command']}`", "", header, "|---|---|---|---|---|---|---|"]
+        for name, retriever in report["locomo"]["retrievers"].items():
+            rows = [(CATEGORIES.get(c, c), r) for c, r in retriever["categories"].items()]
+            rows.append(("**overall**", retriever["overall"]))
+            for i, (category, row) in enumerate(rows):
+                label = name.replace("_", " ") if i == 0 else ""
+                cells = [str(row["questions"])] + [ratio(row[c]) for c in LOCOMO_COLUMNS]
+                out.append(f"| {label} | {category} | " + " | ".join(cells) + " |")
+        out += ["", f"{report['raw_events']} raw events, {report['memory_items']} memory items."]
+    return out
+
+
+def render(directory: Path) -> str:
+    machine = load(directory, "machine") or {}
+    parts = [METHOD.rstrip("\n")]
+    if (report := load(directory, "bench")) is not None:
+        parts.append("\n".join(bench(report, machine)))
+    models = ["use-multilingual", "minilm"]
+    evals = {m: r for m in models if (r := load(directory, f"eval-{m}")) is not None}
+    if evals:
+        parts.append("\n".join(scenarios(evals)))
+    locomos = {m: r for m in models if (r := load(directory, f"locomo-{m}")) is not None}
+    if locomos:
+        parts.append("\n".join(locomo(locomos)))
+    return "\n\n".join(parts) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render(Path(sys.argv[1] if len(sys.argv) > 1 else "benchmarks")))
