@@ -23,6 +23,8 @@ pub struct Metrics {
     pub llm_requests: IntCounterVec,
     pub llm_tokens: IntCounterVec,
     pub llm_duration: HistogramVec,
+    /// 1 for the response format a model's endpoint is asked in, 0 for the others.
+    pub llm_response_format: GaugeVec,
     pub embeddings: IntCounterVec,
     pub embedding_duration: HistogramVec,
     pub lookups: IntCounterVec,
@@ -99,6 +101,12 @@ impl Metrics {
                 "LLM call duration, retries included",
                 &["purpose", "model"],
                 MODEL_BUCKETS,
+            ),
+            llm_response_format: gauge(
+                &r,
+                "engram_llm_response_format",
+                "1 for the response format (json_schema|json_object|prompt) the model's endpoint accepts",
+                &["model", "format"],
             ),
             embeddings: counter(&r, "engram_embeddings_total", "Texts embedded (cache misses) by model", &["model"]),
             embedding_duration: histogram(

@@ -118,7 +118,7 @@ pub async fn extract(
             continue;
         };
         let said = normalise(message);
-        let quoted = !relation.source_quote.trim().is_empty() && said.contains(&normalise(&relation.source_quote));
+        let quoted = crate::models::answers::said_in(message, &relation.source_quote);
         let entity = |e: &LlmEntity| -> Option<Mention> {
             match e.id.as_deref().filter(|id| !id.is_empty()) {
                 Some("user") => Some(Mention::user()),

@@ -74,7 +74,7 @@ impl Llm {
             .clone()
             .ok_or_else(|| ModelError::Config("llm.model is required with llm.provider = openai".into()))?;
         let deadline = Duration::from_secs(settings.timeout_secs);
-        Ok(Some(Self {
+        let llm = Self {
             client: openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline)?,
             base_url: openai::base_url(settings.base_url.as_deref()),
             api_key: settings.api_key.clone().unwrap_or_default(),
@@ -83,7 +83,9 @@ impl Llm {
             temperature: settings.temperature,
             format: AtomicU8::new(Format::JsonSchema as u8),
             metrics,
-        }))
+        };
+        llm.show_format(Format::JsonSchema);
+        Ok(Some(llm))
     }
 
     pub fn model(&self) -> &str {
@@ -119,24 +121,22 @@ impl Llm {
         budget.check()?;
         let (system, user) = prompt.render(vars)?;
         let started = Instant::now();
-        let mut result;
+        let mut parsed;
         loop {
             let format = Format::from(self.format.load(Ordering::Relaxed));
-            result = self.ask(purpose, prompt, &system, &user, budget, format).await;
-            match (&result, format.weaker()) {
-                (Err(err), Some(weaker)) if rejects_response_format(err) => {
-                    tracing::info!(model = %self.model, ?weaker, "the endpoint rejects this response format; falling back");
-                    self.format.store(weaker as u8, Ordering::Relaxed);
-                }
+            let answer = self.ask(purpose, prompt, &system, &user, budget, format).await;
+            // A refused format, or an answer with no JSON in it at all, is the format's
+            // failure: the next weaker one is tried, and kept for later calls.
+            let format_failed = match &answer {
+                Err(err) => rejects_response_format(err),
+                Ok(text) => extract_json(text).is_none(),
+            };
+            parsed = answer.and_then(|text| parse(&text));
+            match format.weaker() {
+                Some(weaker) if format_failed && budget.check().is_ok() => self.fall_back(format, weaker),
                 _ => break,
             }
         }
-        let parsed = result.and_then(|text| {
-            let json =
-                extract_json(&text).ok_or_else(|| ModelError::Malformed("the answer holds no JSON object".into()))?;
-            serde_json::from_str(&escape_controls_in_strings(json))
-                .map_err(|e| ModelError::Malformed(format!("the answer does not fit the schema: {e}")))
-        });
         let status = match &parsed {
             Ok(_) => "ok",
             Err(err) => err.status_label(),
@@ -144,6 +144,22 @@ impl Llm {
         self.metrics.llm_requests.with_label_values(&[purpose, &self.model, status]).inc();
         self.metrics.llm_duration.with_label_values(&[purpose, &self.model]).observe(started.elapsed().as_secs_f64());
         parsed
+    }
+
+    /// Asks in `weaker` from now on, once any caller has seen `failed` fail.
+    fn fall_back(&self, failed: Format, weaker: Format) {
+        if self.format.compare_exchange(failed as u8, weaker as u8, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            tracing::info!(model = %self.model, from = failed.name(), to = weaker.name(), "the endpoint does not take this response format; falling back");
+            self.show_format(weaker);
+        }
+    }
+
+    /// `engram_llm_response_format`: 1 for the format this endpoint is asked in.
+    fn show_format(&self, current: Format) {
+        for format in [Format::JsonSchema, Format::JsonObject, Format::Prompt] {
+            let on = if format == current { 1.0 } else { 0.0 };
+            self.metrics.llm_response_format.with_label_values(&[&self.model, format.name()]).set(on);
+        }
     }
 
     async fn ask(
@@ -215,6 +231,14 @@ enum Format {
 }
 
 impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Self::JsonSchema => "json_schema",
+            Self::JsonObject => "json_object",
+            Self::Prompt => "prompt",
+        }
+    }
+
     fn weaker(self) -> Option<Self> {
         match self {
             Self::JsonSchema => Some(Self::JsonObject),
@@ -244,6 +268,15 @@ fn rejects_response_format(err: &ModelError) -> bool {
     }
     .to_lowercase();
     text.contains("response_format") || text.contains("json_schema") || text.contains("json_object")
+}
+
+/// The answer's JSON object as `T`: prose and fences around it ignored, raw line breaks
+/// in its strings escaped and trailing commas dropped, as small models write them.
+fn parse<T: DeserializeOwned>(text: &str) -> Result<T, ModelError> {
+    let json = extract_json(text).ok_or_else(|| ModelError::Malformed("the answer holds no JSON object".into()))?;
+    let json = escape_controls_in_strings(json);
+    serde_json::from_str(&super::answers::without_trailing_commas(&json))
+        .map_err(|e| ModelError::Malformed(format!("the answer does not fit the schema: {e}")))
 }
 
 /// The outermost JSON object in a model's answer, ignoring fences and prose around it.

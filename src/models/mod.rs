@@ -7,6 +7,7 @@
 //! `llm.provider = none` there is no LLM and jobs use their non-LLM fallbacks.
 //! Remote calls are retried by error class under a per-call deadline ([`retry`]).
 
+pub mod answers;
 mod cache;
 mod embedder;
 mod embedding;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use engram::configuration::{LlmProvider, LlmSettings};
 use engram::models::Llm;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::consolidation::{JOBS, day, run_at, say};
@@ -178,4 +178,137 @@ async fn the_llm_path_stores_checked_facts_and_resolves_updates_it_is_told_about
         (status.as_str(), by.is_some(), current.as_str()),
         ("superseded", true, "The team uses PostgreSQL for billing.")
     );
+}
+
+fn chat_answer(content: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    }))
+}
+
+/// The facts a user's turns left, as `key` for keyed facts and content for the others.
+async fn facts_of(app: &crate::helpers::TestApp, user: &str) -> Vec<String> {
+    let rows: Vec<(Option<String>, String)> =
+        sqlx::query_as("SELECT key, content FROM memories WHERE user_id = $1 AND status = 'active' ORDER BY content")
+            .bind(user)
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
+    rows.into_iter().map(|(key, content)| key.map(|k| format!("key {k}")).unwrap_or(content)).collect()
+}
+
+const SAID: &[&str] = &[
+    "Hi, I'm Ana and we use MySQL for billing.",
+    "I moved to Lisbon in March.",
+    "The quarterly report goes out every first Monday.",
+];
+
+#[tokio::test]
+async fn an_llm_that_answers_nothing_usable_leaves_every_fact_the_rules_find() {
+    let (without, with) = (spawn_app().await, spawn_app().await);
+    let server = MockServer::start().await;
+    // Prose in every format it is asked in: no JSON at all.
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(chat_answer("Sure! Ana uses MySQL and lives in Lisbon."))
+        .mount(&server)
+        .await;
+    let dir = job_dir(JOBS);
+    for (app, llm) in [(&without, None), (&with, Some(llm(&server)))] {
+        let key = app.key("acme", "read,ingest").await;
+        say(app, &key, "ana", "s1", day(1, 9), SAID).await;
+        run_at(&executor_with(&app.db, &dir, llm), "extract_facts", day(1, 12), false).await;
+    }
+    let run = run_at(&executor_with(&with.db, &dir, Some(llm(&server))), "extract_facts", day(1, 13), false).await;
+
+    let by_rules = facts_of(&without, "ana").await;
+    assert!(by_rules.contains(&"key database".to_owned()) && by_rules.len() >= 2, "{by_rules:?}");
+    assert_eq!(facts_of(&with, "ana").await, by_rules, "an unusable LLM takes nothing away");
+    assert_eq!(run.counts.get("events_read"), None, "the watermark moved on: {}", run.counts);
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_json_schema_is_asked_for_json_object_from_then_on() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let server = MockServer::start().await;
+    // vLLM and OpenAI refuse an unknown format with a 400 naming the field;
+    // llama-cpp-python answers a 500 naming the formats it takes.
+    for (status, message) in [
+        (400, "response_format: json_schema is not supported by this model"),
+        (500, "Input should be 'text' or 'json_object'"),
+    ] {
+        server.reset().await;
+        Mock::given(method("POST"))
+            .and(path("/chat/completions"))
+            .and(body_string_contains("json_schema"))
+            .respond_with(ResponseTemplate::new(status).set_body_json(json!({"error": {"message": message}})))
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/chat/completions"))
+            .respond_with(chat_answer(r#"{"facts": []}"#))
+            .mount(&server)
+            .await;
+        let metrics = engram::metrics::Metrics::new();
+        let settings = LlmSettings {
+            provider: LlmProvider::Openai,
+            base_url: Some(server.uri()),
+            model: Some("scripted".into()),
+            api_key: Some("unused".into()),
+            timeout_secs: 10,
+            ..Default::default()
+        };
+        let llm = Arc::new(Llm::from_settings(&settings, metrics.clone()).unwrap().unwrap());
+        let dir = job_dir(JOBS);
+        let user = format!("ana-{status}");
+        say(&app, &key, &user, "s1", day(1, 9), &["We use MySQL for billing."]).await;
+        say(&app, &key, &format!("{user}-later"), "s1", day(1, 9), &["We use Redis for caching."]).await;
+
+        let run = run_at(&executor_with(&app.db, &dir, Some(llm)), "extract_facts", day(1, 12), false).await;
+
+        assert_eq!(run.counts.get("llm_failed"), None, "{status}: {}", run.counts);
+        let formats: Vec<bool> = server
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|r| !String::from_utf8_lossy(&r.body).contains("knowledge graph"))
+            .map(|r| String::from_utf8_lossy(&r.body).contains("json_schema"))
+            .collect();
+        assert_eq!(formats.first(), Some(&true), "{status}: the schema is asked for first");
+        assert_eq!(formats.last(), Some(&false), "{status}: then json_object");
+        let text = metrics.render();
+        assert!(text.contains(r#"engram_llm_response_format{format="json_object",model="scripted"} 1"#), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn answers_as_real_models_write_them_are_read() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let server = MockServer::start().await;
+    // A fenced block with prose around it, one fact where a list was asked, a trailing
+    // comma, a category in its plural and capitals, a quote in another case and without
+    // the message's punctuation.
+    let answer = "Here you go:\n```json\n{\"facts\": {\"category\": \"Preferences\", \"key\": null, \
+                  \"content\": \"The user prefers tea to coffee.\", \"importance\": 0.6, \
+                  \"source_quote\": \"honestly i prefer tea over coffee\", \"message\": 1, \
+                  \"resolution\": \"new\", \"existing_id\": null,},}\n```\nAnything else?";
+    Mock::given(method("POST")).and(path("/chat/completions")).respond_with(chat_answer(answer)).mount(&server).await;
+    say(&app, &key, "bo", "s1", day(1, 9), &["Honestly, I prefer tea over coffee!"]).await;
+
+    let run =
+        run_at(&executor_with(&app.db, &job_dir(JOBS), Some(llm(&server))), "extract_facts", day(1, 12), false).await;
+
+    let category: String =
+        sqlx::query_scalar("SELECT category FROM memories WHERE content = 'The user prefers tea to coffee.'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap_or_else(|err| panic!("the model's fact is stored ({err}): {}", run.counts));
+    assert_eq!(category, "preference");
+    assert_eq!(run.counts.get("invalid"), None, "{}", run.counts);
 }

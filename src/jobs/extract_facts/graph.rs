@@ -1,8 +1,9 @@
 //! The graph half of `extract_facts`: the same user messages (sensitive data already
-//! dropped or redacted), read for entities and relations — by the rules of
-//! [`crate::graph::extract`], or with an LLM by the `extract_graph` prompt (the rules
-//! when its answer is unusable). One job rather than two: the messages are read once,
-//! under one watermark, and a relation can name the fact stored from its sentence.
+//! dropped or redacted), read for entities and relations by the rules of
+//! [`crate::graph::extract`] and, with an LLM, also by the `extract_graph` prompt: what
+//! the LLM adds goes beside what the rules found, so an unusable answer takes nothing
+//! away. One job rather than two: the messages are read once, under one watermark, and
+//! a relation can name the fact stored from its sentence.
 
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -33,14 +34,15 @@ pub(super) async fn extract(
     counts: &mut Counts,
 ) -> anyhow::Result<()> {
     let graph = &models.graph;
-    let writer = Writer {
+    let writer_by = |how: &str| Writer {
         tenant: unit.tenant,
         user: unit.user,
         embedder: &models.embedder,
         aliases: &graph.aliases,
         merge_similarity: graph.settings.merge_similarity,
-        change: unit.change("extracted by rules"),
+        change: unit.change(how),
     };
+    let (writer, by_llm_writer) = (writer_by("extracted by rules"), writer_by("extracted by the LLM"));
     // The LLM's reading, per message, when there is one and its answer is usable; only
     // the messages past the pre-filter are sent, as for facts.
     let mut by_llm: Option<Vec<Extracted>> = None;
@@ -65,35 +67,40 @@ pub(super) async fn extract(
             &messages,
             unit.budget.max_llm_tokens,
         )
-        .await?;
-        counts.add("graph_invalid", found.invalid);
-        counts.add("llm_tokens", found.tokens);
-        match found.per_message {
-            Some(per_message) => {
-                let mut all = vec![Extracted::default(); said.len()];
-                for (found, &i) in per_message.into_iter().zip(&sent) {
-                    all[i] = found;
+        .await;
+        match found {
+            Ok(found) => {
+                counts.add("graph_invalid", found.invalid);
+                counts.add("llm_tokens", found.tokens);
+                match found.per_message {
+                    Some(per_message) => {
+                        let mut all = vec![Extracted::default(); said.len()];
+                        for (found, &i) in per_message.into_iter().zip(&sent) {
+                            all[i] = found;
+                        }
+                        by_llm = Some(all);
+                    }
+                    None => counts.add("graph_llm_unusable", 1),
                 }
-                by_llm = Some(all);
             }
-            None => counts.add("graph_llm_unusable", 1),
+            Err(err) if stops_the_unit(&err) => return Err(err),
+            Err(err) => {
+                counts.add("graph_llm_failed", 1);
+                tracing::warn!(error = %err, "extract_facts: no usable graph answer from the LLM; the rules' relations stand");
+            }
         }
     }
-    let writer = match by_llm {
-        Some(_) => Writer { change: unit.change("extracted by the LLM"), ..writer },
-        None => writer,
-    };
     let mut discourse = Discourse::default();
     let mut changed = false;
     for (i, (event, text)) in said.iter().enumerate() {
-        let readings: Vec<(String, Extracted)> = match &by_llm {
-            Some(per_message) => vec![(text.clone(), per_message.get(i).cloned().unwrap_or_default())],
-            None => sentences(text)
-                .into_iter()
-                .map(|s| (s.to_owned(), by_rules(s, &graph.aliases, &mut discourse)))
-                .collect(),
-        };
-        for (sentence, extracted) in readings {
+        let mut readings: Vec<(String, Extracted, &Writer)> = sentences(text)
+            .into_iter()
+            .map(|s| (s.to_owned(), by_rules(s, &graph.aliases, &mut discourse), &writer))
+            .collect();
+        if let Some(extracted) = by_llm.as_ref().and_then(|per_message| per_message.get(i)) {
+            readings.push((text.clone(), extracted.clone(), &by_llm_writer));
+        }
+        for (sentence, extracted, writer) in readings {
             if extracted.triples.is_empty() && extracted.user_name.is_none() {
                 continue;
             }
@@ -122,4 +129,15 @@ pub(super) async fn extract(
         crate::graph::snapshot::refresh(conn, unit.tenant, unit.user, graph.settings.scan_limit).await?;
     }
     Ok(())
+}
+
+/// Whether a failed graph call must stop the unit: a spent token budget, a broken
+/// configuration or the database, which the rules cannot stand in for. The model's own
+/// failures leave the rules' reading.
+fn stops_the_unit(err: &anyhow::Error) -> bool {
+    use crate::models::ModelError;
+    match err.downcast_ref::<ModelError>() {
+        Some(ModelError::BudgetExceeded(_) | ModelError::Config(_)) | None => true,
+        Some(_) => false,
+    }
 }

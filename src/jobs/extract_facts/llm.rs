@@ -1,6 +1,8 @@
 //! The LLM path of `extract_facts`: a multilingual pre-filter decides which messages
 //! are sent; one call carries them with the user's most relevant known facts; every
-//! fact that comes back is checked before it counts.
+//! fact that comes back is checked before it counts, and one that fails a check is
+//! dropped alone. What the LLM adds goes beside what the rules found
+//! ([`super::run_unit`]), so an LLM that answers nothing usable takes nothing away.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -14,6 +16,7 @@ use super::super::job::Unit;
 use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
 use crate::memories::CATEGORIES;
+use crate::models::answers::said_in;
 use crate::models::{ModelError, TokenBudget};
 use crate::text::sensitive_kinds;
 
@@ -54,8 +57,10 @@ struct LlmFact {
     existing_id: Option<String>,
 }
 
-/// The LLM path: messages past the pre-filter, with the user's most relevant known facts,
-/// in one call; every returned fact is checked before it counts.
+/// The LLM's facts: messages past the pre-filter, with the user's most relevant known
+/// facts, in one call; every returned fact is checked before it counts. An answer that
+/// is unusable or never comes (a refusal, a timeout, an outage) yields no facts, and
+/// the rules' stand alone; only a spent token budget stops the unit.
 pub(super) async fn with_llm<'e>(
     conn: &mut PgConnection,
     params: &ExtractParams,
@@ -110,30 +115,33 @@ pub(super) async fn with_llm<'e>(
     let prompt = models.prompts.get("extract_facts")?;
     let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));
     counts.add("llm_calls", 1);
-    let answer: LlmFacts = match llm.complete("extract_facts", prompt, &vars, &budget).await {
-        Ok(answer) => answer,
-        // An answer that is not the schema's is the model's failure, not the messages':
-        // the rules read them instead, and the watermark moves on.
-        Err(ModelError::Malformed(reason)) => {
-            counts.add("llm_tokens", budget.used() as i64);
-            counts.add("llm_unusable", 1);
-            tracing::warn!(%reason, "extract_facts: the LLM's answer is unusable; the rules read these messages");
-            return Ok(super::by_rules(sent.into_iter(), params.keep_statements));
-        }
-        Err(err) => return Err(err.into()),
-    };
+    counts.add("llm_messages", sent.len() as i64);
+    let started = std::time::Instant::now();
+    let answer = llm.complete::<serde_json::Value>("extract_facts", prompt, &vars, &budget).await;
+    counts.add("llm_ms", started.elapsed().as_millis() as i64);
     counts.add("llm_tokens", budget.used() as i64);
+    let answer = match answer.and_then(facts_in) {
+        Ok(answer) => answer,
+        Err(err @ (ModelError::BudgetExceeded(_) | ModelError::Config(_))) => return Err(err.into()),
+        // The model's failure, not the messages': the rules' facts stand, the watermark
+        // moves on.
+        Err(err) => {
+            counts.add(if matches!(err, ModelError::Malformed(_)) { "llm_unusable" } else { "llm_failed" }, 1);
+            tracing::warn!(error = %err, "extract_facts: no usable answer from the LLM; the rules' facts stand");
+            return Ok(Vec::new());
+        }
+    };
     let mut found = Vec::new();
     for fact in answer.facts {
         let Some((event, text)) = fact.message.checked_sub(1).and_then(|i| sent.get(i)) else {
             counts.add("invalid", 1);
             continue;
         };
-        let quoted = normalise(text).contains(&normalise(&fact.source_quote)) && !fact.source_quote.trim().is_empty();
-        let Some(category) = CATEGORIES.iter().find(|c| **c == fact.category) else {
-            counts.add("invalid", 1);
-            continue;
-        };
+        let quoted = said_in(text, &fact.source_quote);
+        let category = category_of(&fact.category).unwrap_or_else(|| {
+            counts.add("category_mapped", 1);
+            "statement"
+        });
         if !quoted || !sensitive_kinds(&fact.content).is_empty() || fact.content.trim().is_empty() {
             counts.add("invalid", 1);
             continue;
@@ -173,7 +181,29 @@ pub(super) async fn with_llm<'e>(
     Ok(found)
 }
 
-/// Lower case, single spaces: a quote matches whatever the spacing.
-fn normalise(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+/// The facts of an answer, also when a model wrote one fact where a list was asked, or
+/// the list alone.
+fn facts_in(answer: serde_json::Value) -> Result<LlmFacts, ModelError> {
+    let answer = match answer {
+        serde_json::Value::Array(facts) => serde_json::json!({ "facts": facts }),
+        serde_json::Value::Object(mut fields) => {
+            if let Some(one) = fields.get_mut("facts").filter(|facts| facts.is_object()) {
+                *one = serde_json::Value::Array(vec![one.take()]);
+            } else if fields.contains_key("source_quote") {
+                fields = serde_json::Map::from_iter([("facts".into(), serde_json::Value::Array(vec![fields.into()]))]);
+            }
+            serde_json::Value::Object(fields)
+        }
+        other => other,
+    };
+    serde_json::from_value(answer)
+        .map_err(|e| ModelError::Malformed(format!("the answer does not fit the schema: {e}")))
+}
+
+/// A category as the model wrote it, read as one of [`CATEGORIES`] (any case, a plural
+/// `s` or surrounding spaces); `None` for one outside them.
+fn category_of(written: &str) -> Option<&'static str> {
+    let written = written.trim().to_lowercase();
+    let singular = written.strip_suffix('s').unwrap_or(&written);
+    CATEGORIES.iter().copied().find(|c| *c == written || *c == singular)
 }

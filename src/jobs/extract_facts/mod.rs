@@ -1,10 +1,10 @@
 //! `extract_facts`: the user's new events since their watermark become facts. Without
 //! an LLM (the default) the rules of [`super::facts`] find self-introductions,
 //! preferences, tools and changes, and keep other informative statements verbatim.
-//! With one, the user's messages that pass a cheap multilingual pre-filter go to the
-//! LLM in one call with the user's most relevant known facts; whatever it returns is
-//! checked (the quote must be the user's own words, ids must be among those given,
-//! categories known) before it is stored. Sensitive data never becomes a memory and is
+//! With one, the rules read the messages too, and those that pass a cheap multilingual
+//! pre-filter also go to the LLM in one call with the user's most relevant known facts;
+//! whatever it returns is checked (the quote must be the user's own words, ids must be
+//! among those given) before it goes beside the rules' findings ([`beside_rules`]). Sensitive data never becomes a memory and is
 //! redacted before anything reaches the LLM. A request to forget not yet honoured at
 //! ingest is honoured first ([`crate::privacy::forget`]). Knowledge updates, by rule first:
 //! - the same value for a keyed fact refreshes it (and adds the source event);
@@ -178,9 +178,10 @@ pub async fn run_unit(
             said.push((event, kept.join(" ")));
         }
     }
-    let found: Vec<(&Event, Found, Option<Uuid>)> = match &models.llm {
-        Some(_) => with_llm(conn, params, unit, models, &said, &mut counts).await?,
-        None => by_rules(said.iter(), params.keep_statements),
+    let rules = by_rules(said.iter(), params.keep_statements);
+    let found = match &models.llm {
+        Some(_) => beside_rules(rules, with_llm(conn, params, unit, models, &said, &mut counts).await?, &mut counts),
+        None => rules,
     };
     let corrections = open_corrections(conn, unit).await?;
     let mut stored: Vec<graph::Stored> = Vec::new();
@@ -231,6 +232,36 @@ async fn new_events(conn: &mut PgConnection, unit: &Unit<'_>, watermark: i64, li
             created_at,
         })
         .collect())
+}
+
+/// The LLM's facts beside the rules': never fewer than the rules found. A rule's keyed
+/// fact gives way to the LLM's fact with the same key from the same turn, which covers
+/// or corrects it (keeping the rule's normalised value and change when the LLM's has
+/// none); everything else of both stands, and a restatement is merged when stored.
+fn beside_rules<'e>(
+    rules: Vec<(&'e Event, Found, Option<Uuid>)>,
+    mut by_llm: Vec<(&'e Event, Found, Option<Uuid>)>,
+    counts: &mut Counts,
+) -> Vec<(&'e Event, Found, Option<Uuid>)> {
+    let mut found = Vec::with_capacity(rules.len() + by_llm.len());
+    for (event, rule, resolves) in rules {
+        let covering = by_llm.iter_mut().find(|(e, f, _)| e.id == event.id && f.key.is_some() && f.key == rule.key);
+        match covering {
+            Some((_, llm, _)) => {
+                llm.value = llm.value.take().or(rule.value);
+                llm.replaces = llm.replaces.take().or(rule.replaces);
+                llm.is_change |= rule.is_change;
+                counts.add("rules_covered_by_llm", 1);
+            }
+            None => {
+                counts.add("facts_by_rules", 1);
+                found.push((event, rule, resolves));
+            }
+        }
+    }
+    counts.add("facts_by_llm", by_llm.len() as i64);
+    found.extend(by_llm);
+    found
 }
 
 /// What the rules find in what was said, each fact with the event it comes from.
