@@ -135,4 +135,12 @@ async fn eval_with_an_llm_reports_figures_with_and_without_it() {
         assert!(report[run]["overall"]["questions"].as_u64().unwrap() > 10, "{run}: {report}");
     }
     assert!(report["without_llm"]["overall"]["recall"].as_f64().unwrap() > 0.5, "the rules find the profile: {report}");
+    // The small model adds little, but it never costs a fact the rules find.
+    for (category, without) in report["without_llm"]["categories"].as_object().unwrap() {
+        let with = &report["with_llm"]["categories"][category];
+        assert!(
+            with["recall"].as_f64().unwrap() >= without["recall"].as_f64().unwrap(),
+            "{category}: recall with the LLM fell: {report}"
+        );
+    }
 }

@@ -1,8 +1,8 @@
 //! The graph half of `extract_facts`: the same user messages (sensitive data already
 //! dropped or redacted), read for entities and relations by the rules of
 //! [`crate::graph::extract`] and, with an LLM, also by the `extract_graph` prompt: what
-//! the LLM adds goes beside what the rules found, so an unusable answer takes nothing
-//! away. One job rather than two: the messages are read once, under one watermark, and
+//! the LLM adds goes beside what the rules found (a relation the rules read in a message
+//! stands against the LLM's with the same predicate), so no answer takes anything away. One job rather than two: the messages are read once, under one watermark, and
 //! a relation can name the fact stored from its sentence.
 
 use sqlx::PgConnection;
@@ -98,7 +98,15 @@ pub(super) async fn extract(
             .map(|s| (s.to_owned(), by_rules(s, &graph.aliases, &mut discourse), &writer))
             .collect();
         if let Some(extracted) = by_llm.as_ref().and_then(|per_message| per_message.get(i)) {
-            readings.push((text.clone(), extracted.clone(), &by_llm_writer));
+            // What the rules read in this message stands: the LLM's relations with a
+            // predicate they already found here would only compete with theirs.
+            let mut extracted = extracted.clone();
+            let before = extracted.triples.len();
+            extracted
+                .triples
+                .retain(|t| !readings.iter().any(|(_, r, _)| r.triples.iter().any(|o| o.predicate == t.predicate)));
+            counts.add("graph_llm_same_as_rules", (before - extracted.triples.len()) as i64);
+            readings.push((text.clone(), extracted, &by_llm_writer));
         }
         for (sentence, extracted, writer) in readings {
             if extracted.triples.is_empty() && extracted.user_name.is_none() {

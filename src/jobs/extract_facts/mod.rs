@@ -234,34 +234,22 @@ async fn new_events(conn: &mut PgConnection, unit: &Unit<'_>, watermark: i64, li
         .collect())
 }
 
-/// The LLM's facts beside the rules': never fewer than the rules found. A rule's keyed
-/// fact gives way to the LLM's fact with the same key from the same turn, which covers
-/// or corrects it (keeping the rule's normalised value and change when the LLM's has
-/// none); everything else of both stands, and a restatement is merged when stored.
+/// The LLM's facts beside the rules': never fewer than the rules found. A keyed fact
+/// of the rules stands, and the LLM's fact with the same key from the same turn is left
+/// out (it would compete with the rules' reading, or supersede it); everything else of
+/// both is kept, and a restatement is merged when stored.
 fn beside_rules<'e>(
     rules: Vec<(&'e Event, Found, Option<Uuid>)>,
-    mut by_llm: Vec<(&'e Event, Found, Option<Uuid>)>,
+    by_llm: Vec<(&'e Event, Found, Option<Uuid>)>,
     counts: &mut Counts,
 ) -> Vec<(&'e Event, Found, Option<Uuid>)> {
-    let mut found = Vec::with_capacity(rules.len() + by_llm.len());
-    for (event, rule, resolves) in rules {
-        let covering = by_llm.iter_mut().find(|(e, f, _)| e.id == event.id && f.key.is_some() && f.key == rule.key);
-        match covering {
-            Some((_, llm, _)) => {
-                llm.value = llm.value.take().or(rule.value);
-                llm.replaces = llm.replaces.take().or(rule.replaces);
-                llm.is_change |= rule.is_change;
-                counts.add("rules_covered_by_llm", 1);
-            }
-            None => {
-                counts.add("facts_by_rules", 1);
-                found.push((event, rule, resolves));
-            }
-        }
-    }
-    counts.add("facts_by_llm", by_llm.len() as i64);
-    found.extend(by_llm);
-    found
+    counts.add("facts_by_rules", rules.len() as i64);
+    let (same, added): (Vec<_>, Vec<_>) = by_llm.into_iter().partition(|(event, llm, _)| {
+        llm.key.is_some() && rules.iter().any(|(e, rule, _)| e.id == event.id && rule.key == llm.key)
+    });
+    counts.add("llm_same_key_as_rules", same.len() as i64);
+    counts.add("facts_by_llm", added.len() as i64);
+    rules.into_iter().chain(added).collect()
 }
 
 /// What the rules find in what was said, each fact with the event it comes from.
