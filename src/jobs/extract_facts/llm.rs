@@ -146,20 +146,26 @@ pub(super) async fn with_llm<'e>(
             counts.add("invalid", 1);
             continue;
         }
+        let key = fact.key.filter(|k| !k.trim().is_empty()).map(|k| k.trim().to_lowercase());
+        // The LLM may replace a memory it was shown only as a knowledge update: the same
+        // key. Anything else would let a guess take away what the rules found.
         let existing = fact
             .existing_id
             .as_deref()
             .and_then(|id| id.parse::<Uuid>().ok())
-            .filter(|id| known.iter().any(|k| k.0 == *id));
+            .filter(|id| known.iter().any(|k| k.0 == *id && k.2.is_some() && k.2 == key));
         let resolves = match fact.resolution.as_str() {
             "ignore" => {
                 counts.add("ignored", 1);
                 continue;
             }
+            "update" | "merge" if existing.is_none() => {
+                counts.add("llm_update_not_by_key", 1);
+                None
+            }
             "update" | "merge" => existing,
             _ => None,
         };
-        let key = fact.key.filter(|k| !k.trim().is_empty()).map(|k| k.trim().to_lowercase());
         let value = key
             .as_ref()
             .and_then(|k| facts::technologies(&fact.content).into_iter().find(|(t, _)| t == k).map(|(_, v)| v));
