@@ -23,7 +23,8 @@ use super::facts::technologies;
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::memories::lifecycle;
-use crate::models::TokenBudget;
+use crate::models::answers::{kept_share, says_nothing};
+use crate::models::{ModelError, TokenBudget};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -273,8 +274,21 @@ async fn ask(models: &Models, budget: &TokenBudget, older: &Row, newer: &Row) ->
     let llm = models.llm.as_ref().expect("called with an LLM");
     let prompt = models.prompts.get("dedup")?;
     let vars = HashMap::from([("older", older.content.clone()), ("newer", newer.content.clone())]);
-    let answer: LlmVerdict = llm.complete("dedup", prompt, &vars, budget).await?;
-    Ok(answer.same.then_some(answer.merged).filter(|m| !m.trim().is_empty()))
+    let answer: LlmVerdict = match llm.complete("dedup", prompt, &vars, budget).await {
+        Ok(answer) => answer,
+        Err(err @ (ModelError::BudgetExceeded(_) | ModelError::Config(_))) => return Err(err.into()),
+        // No usable judgement: both stay, as without an LLM.
+        Err(err) => {
+            tracing::warn!(error = %err, "dedup: no usable answer from the LLM; both memories stay");
+            return Ok(None);
+        }
+    };
+    // A merge must keep what both said: a text that says nothing, or drops most of the
+    // words of either, would lose a memory.
+    let keeps_both = |merged: &str| {
+        !says_nothing(merged) && kept_share(&older.content, merged) >= 0.5 && kept_share(&newer.content, merged) >= 0.5
+    };
+    Ok(answer.same.then_some(answer.merged).filter(|m| keeps_both(m)))
 }
 
 impl Job for DedupParams {

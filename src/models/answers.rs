@@ -79,6 +79,34 @@ pub fn said_in(message: &str, quote: &str) -> bool {
     false
 }
 
+/// Whether a model's text is empty or a bare literal it fills a field with (`false`,
+/// `null`, `N/A`): nothing to remember.
+pub fn says_nothing(text: &str) -> bool {
+    let text = text.trim().trim_end_matches('.').to_lowercase();
+    text.chars().filter(|c| c.is_alphanumeric()).count() < 2
+        || ["true", "false", "null", "none", "n/a", "unknown", "nothing", "not mentioned"].contains(&text.as_str())
+}
+
+/// The share of `original`'s words (after [`fold`]; each CJK character a word) that
+/// `rewritten` still holds: how much of what was said a model's rewrite kept.
+pub fn kept_share(original: &str, rewritten: &str) -> f64 {
+    let words = |text: &str| -> Vec<String> {
+        fold(text)
+            .split(' ')
+            .flat_map(|w| match w.chars().any(|c| c as u32 >= 0x2E80) {
+                true => w.chars().map(String::from).collect::<Vec<_>>(),
+                false => vec![w.to_owned()],
+            })
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let (original, rewritten) = (words(original), words(rewritten));
+    if original.is_empty() {
+        return 1.0;
+    }
+    original.iter().filter(|w| rewritten.contains(w)).count() as f64 / original.len() as f64
+}
+
 /// `json` without commas right before a closing bracket or brace (outside strings),
 /// which small models write.
 pub fn without_trailing_commas(json: &str) -> std::borrow::Cow<'_, str> {
@@ -140,6 +168,18 @@ mod tests {
         assert!(!said_in(message, "we moved billing over to MySQL"), "another value is not a typo");
         assert!(!said_in(message, "I live in Paris"));
         assert!(!said_in(message, "  "));
+    }
+
+    #[test]
+    fn a_rewrite_that_says_nothing_or_drops_what_was_said_is_told_apart() {
+        assert!(says_nothing("false") && says_nothing(" N/A ") && says_nothing(""));
+        assert!(!says_nothing("Uses PostgreSQL"));
+        let (older, newer) = ("We use PostgreSQL for billing.", "Billing runs on PostgreSQL.");
+        assert!(
+            kept_share(older, "Billing uses PostgreSQL.") >= 0.5
+                && kept_share(newer, "Billing uses PostgreSQL.") >= 0.5
+        );
+        assert!(kept_share(older, "false") < 0.5);
     }
 
     #[test]

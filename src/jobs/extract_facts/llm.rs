@@ -16,7 +16,7 @@ use super::super::job::Unit;
 use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
 use crate::memories::CATEGORIES;
-use crate::models::answers::said_in;
+use crate::models::answers::{said_in, says_nothing};
 use crate::models::{ModelError, TokenBudget};
 use crate::text::sensitive_kinds;
 
@@ -142,7 +142,7 @@ pub(super) async fn with_llm<'e>(
             counts.add("category_mapped", 1);
             "statement"
         });
-        if !quoted || !sensitive_kinds(&fact.content).is_empty() || fact.content.trim().is_empty() {
+        if !quoted || !sensitive_kinds(&fact.content).is_empty() || says_nothing(&fact.content) {
             counts.add("invalid", 1);
             continue;
         }

@@ -235,18 +235,18 @@ async fn new_events(conn: &mut PgConnection, unit: &Unit<'_>, watermark: i64, li
 }
 
 /// The LLM's facts beside the rules': never fewer than the rules found. A keyed fact
-/// of the rules stands, and the LLM's fact with the same key from the same turn is left
-/// out (it would compete with the rules' reading, or supersede it); everything else of
-/// both is kept, and a restatement is merged when stored.
+/// of the rules stands, and the LLM's facts with the same key from these turns are left
+/// out (they would compete with the rules' reading, or supersede it); everything else
+/// of both is kept, and a restatement is merged when stored.
 fn beside_rules<'e>(
     rules: Vec<(&'e Event, Found, Option<Uuid>)>,
     by_llm: Vec<(&'e Event, Found, Option<Uuid>)>,
     counts: &mut Counts,
 ) -> Vec<(&'e Event, Found, Option<Uuid>)> {
     counts.add("facts_by_rules", rules.len() as i64);
-    let (same, added): (Vec<_>, Vec<_>) = by_llm.into_iter().partition(|(event, llm, _)| {
-        llm.key.is_some() && rules.iter().any(|(e, rule, _)| e.id == event.id && rule.key == llm.key)
-    });
+    let (same, added): (Vec<_>, Vec<_>) = by_llm
+        .into_iter()
+        .partition(|(_, llm, _)| llm.key.is_some() && rules.iter().any(|(_, rule, _)| rule.key == llm.key));
     counts.add("llm_same_key_as_rules", same.len() as i64);
     counts.add("facts_by_llm", added.len() as i64);
     rules.into_iter().chain(added).collect()
