@@ -14,6 +14,11 @@ use crate::helpers::spawn_app;
 use crate::jobs::{executor_with, job_dir};
 
 fn llm(server: &MockServer) -> Arc<Llm> {
+    llm_reporting_to(server, Default::default())
+}
+
+/// The scripted endpoint as engram's LLM, its metrics in `metrics`.
+fn llm_reporting_to(server: &MockServer, metrics: engram::metrics::Metrics) -> Arc<Llm> {
     let settings = LlmSettings {
         provider: LlmProvider::Openai,
         base_url: Some(server.uri()),
@@ -22,7 +27,7 @@ fn llm(server: &MockServer) -> Arc<Llm> {
         timeout_secs: 10,
         ..Default::default()
     };
-    Arc::new(Llm::from_settings(&settings, Default::default()).unwrap().unwrap())
+    Arc::new(Llm::from_settings(&settings, metrics).unwrap().unwrap())
 }
 
 async fn answer(server: &MockServer, facts: Value) {
@@ -246,15 +251,7 @@ async fn a_server_that_refuses_json_schema_is_asked_for_json_object_from_then_on
             .mount(&server)
             .await;
         let metrics = engram::metrics::Metrics::new();
-        let settings = LlmSettings {
-            provider: LlmProvider::Openai,
-            base_url: Some(server.uri()),
-            model: Some("scripted".into()),
-            api_key: Some("unused".into()),
-            timeout_secs: 10,
-            ..Default::default()
-        };
-        let llm = Arc::new(Llm::from_settings(&settings, metrics.clone()).unwrap().unwrap());
+        let llm = llm_reporting_to(&server, metrics.clone());
         let dir = job_dir(JOBS);
         let user = format!("ana-{status}");
         say(&app, &key, &user, "s1", day(1, 9), &["We use MySQL for billing."]).await;
