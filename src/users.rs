@@ -194,6 +194,46 @@ pub async fn deletions(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx:
     Ok(found)
 }
 
+/// A user of a tenant as a listing shows them.
+#[derive(Debug, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct UserSummary {
+    pub user_id: String,
+    /// Conversation turns stored.
+    pub events: i64,
+    /// Active memories (facts and insights).
+    pub memories: i64,
+    /// The newest turn's time, or the newest memory's when there is no turn.
+    pub last_activity: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// A page of the tenant's users in id order, after `after`: anyone with a turn or a memory.
+pub async fn list(db: &Database, tenant: &TenantId, after: Option<&str>, limit: i64) -> sqlx::Result<Vec<UserSummary>> {
+    let mut tx = db.tenant_tx(tenant).await?;
+    let found = sqlx::query_as(
+        "WITH page AS (
+             SELECT user_id FROM (
+                 SELECT DISTINCT user_id FROM events WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
+                 UNION
+                 SELECT DISTINCT user_id FROM memories WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
+             ) u ORDER BY user_id LIMIT $3)
+         SELECT p.user_id,
+                (SELECT count(*) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id) AS events,
+                (SELECT count(*) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id
+                    AND m.status = 'active') AS memories,
+                coalesce((SELECT max(e.created_at) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id),
+                         (SELECT max(m.updated_at) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id))
+                    AS last_activity
+           FROM page p ORDER BY p.user_id",
+    )
+    .bind(tenant.as_str())
+    .bind(after)
+    .bind(limit)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(found)
+}
+
 /// `hmac:` and the hex HMAC-SHA256 of `tenant/user` under the installation's audit secret.
 async fn keyed_hash(pool: &PgPool, tenant: &TenantId, user: &UserId) -> sqlx::Result<String> {
     let secret: Vec<u8> =

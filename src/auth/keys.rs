@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::Scope;
 use crate::configuration::RateLimit;
-use crate::domain::TenantId;
+use crate::domain::{TenantId, UserId};
 
 const KEY_PREFIX: &str = "egm_";
 
@@ -21,6 +21,8 @@ pub struct ApiKey {
     pub prefix: String,
     /// The key's own rate limit; none: `server.rate_limit`.
     pub rate_limit: Option<String>,
+    /// The one end user the key reaches; none: every user of its tenant.
+    pub user_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
 }
@@ -39,34 +41,66 @@ pub struct Principal {
     pub scopes: Vec<Scope>,
     /// The key's own rate limit, if it has one.
     pub rate_limit: Option<RateLimit>,
+    /// The one end user the key reaches, if it is bound to one.
+    pub user: Option<UserId>,
+}
+
+/// What a new key is: its tenant and scopes, and optionally a name, a rate limit and
+/// the one user it is bound to.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    pub tenant: TenantId,
+    pub scopes: Vec<Scope>,
+    pub name: Option<String>,
+    pub rate_limit: Option<RateLimit>,
+    pub user: Option<UserId>,
+}
+
+impl NewKey {
+    pub fn new(tenant: TenantId, scopes: &[Scope]) -> Self {
+        Self { tenant, scopes: scopes.to_vec(), name: None, rate_limit: None, user: None }
+    }
+
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
+    /// Refused unless a key bound to a user stays within that user: read and ingest
+    /// only, since admin and operator act on the whole tenant or installation.
+    pub fn check(&self) -> Result<(), String> {
+        let wide = self.scopes.iter().find(|s| matches!(s, Scope::Admin | Scope::Operator));
+        match (&self.user, wide) {
+            (Some(_), Some(scope)) => {
+                Err(format!("a key bound to a user may have only the read and ingest scopes, not `{scope}`"))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 #[tracing::instrument(skip(pool))]
-pub async fn create_key(
-    pool: &PgPool,
-    tenant: &TenantId,
-    scopes: &[Scope],
-    name: Option<&str>,
-    rate_limit: Option<RateLimit>,
-) -> sqlx::Result<CreatedKey> {
+pub async fn create_key(pool: &PgPool, key: &NewKey) -> sqlx::Result<CreatedKey> {
     let secret = format!("{KEY_PREFIX}{}", random_hex(24));
     let id = Uuid::now_v7();
-    let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    let scopes: Vec<&str> = key.scopes.iter().map(|s| s.as_str()).collect();
     let mut tx = pool.begin().await?;
     sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING")
-        .bind(tenant.as_str())
+        .bind(key.tenant.as_str())
         .execute(&mut *tx)
         .await?;
     sqlx::query(
-        "INSERT INTO api_keys (tenant_id, id, name, scopes, secret_hash, prefix, rate_limit) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO api_keys (tenant_id, id, name, scopes, secret_hash, prefix, rate_limit, user_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
-    .bind(tenant.as_str())
+    .bind(key.tenant.as_str())
     .bind(id)
-    .bind(name)
+    .bind(key.name.as_deref())
     .bind(&scopes)
     .bind(hash(&secret))
     .bind(&secret[..KEY_PREFIX.len() + 8])
-    .bind(rate_limit.map(|r| r.to_string()))
+    .bind(key.rate_limit.map(|r| r.to_string()))
+    .bind(key.user.as_ref().map(UserId::as_str))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -75,7 +109,8 @@ pub async fn create_key(
 
 pub async fn list_keys(pool: &PgPool) -> sqlx::Result<Vec<ApiKey>> {
     sqlx::query_as(
-        "SELECT id, tenant_id, name, scopes, prefix, rate_limit, created_at, revoked_at FROM api_keys ORDER BY tenant_id, created_at",
+        "SELECT id, tenant_id, name, scopes, prefix, rate_limit, user_id, created_at, revoked_at
+         FROM api_keys ORDER BY tenant_id, created_at",
     )
     .fetch_all(pool)
     .await
@@ -96,20 +131,34 @@ pub async fn authenticate(pool: &PgPool, secret: &str) -> sqlx::Result<Option<Pr
     if !secret.starts_with(KEY_PREFIX) || secret.len() > 128 {
         return Ok(None);
     }
-    let row: Option<(Uuid, String, Vec<String>, Option<String>)> = sqlx::query_as(
-        "SELECT id, tenant_id, scopes, rate_limit FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL",
+    let row: Option<KeyRow> = sqlx::query_as(
+        "SELECT id, tenant_id, scopes, rate_limit, user_id FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL",
     )
     .bind(hash(secret))
     .fetch_optional(pool)
     .await?;
-    Ok(row.and_then(|(key_id, tenant, scopes, rate_limit)| {
+    Ok(row.and_then(|row| {
         Some(Principal {
-            key_id,
-            tenant: TenantId::parse(tenant).ok()?,
-            scopes: scopes.iter().filter_map(|s| s.parse().ok()).collect(),
-            rate_limit: rate_limit.and_then(|r| RateLimit::parse(&r).ok()),
+            key_id: row.id,
+            tenant: TenantId::parse(row.tenant_id).ok()?,
+            scopes: row.scopes.iter().filter_map(|s| s.parse().ok()).collect(),
+            rate_limit: row.rate_limit.and_then(|r| RateLimit::parse(&r).ok()),
+            user: match row.user_id {
+                Some(user) => Some(UserId::parse(user).ok()?),
+                None => None,
+            },
         })
     }))
+}
+
+/// What authentication reads of a live key.
+#[derive(sqlx::FromRow)]
+struct KeyRow {
+    id: Uuid,
+    tenant_id: String,
+    scopes: Vec<String>,
+    rate_limit: Option<String>,
+    user_id: Option<String>,
 }
 
 impl Principal {

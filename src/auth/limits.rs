@@ -58,6 +58,7 @@ mod tests {
             tenant: TenantId::parse("acme").unwrap(),
             scopes: vec![],
             rate_limit: rate_limit.map(|r| RateLimit::parse(r).unwrap()),
+            user: None,
         }
     }
 

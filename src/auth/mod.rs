@@ -6,7 +6,7 @@ mod keys;
 mod limits;
 
 pub use cache::KeyCache;
-pub use keys::{ApiKey, CreatedKey, Principal, authenticate, create_key, list_keys, revoke_key};
+pub use keys::{ApiKey, CreatedKey, NewKey, Principal, authenticate, create_key, list_keys, revoke_key};
 pub use limits::RateLimits;
 
 use std::fmt;

@@ -43,8 +43,8 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     let app = Application::build(config, db.clone()).await?;
     let url = format!("http://127.0.0.1:{}/v1/events", app.port());
     tokio::spawn(app.run_until_stopped());
-    let key =
-        auth::create_key(&db.pool, &TenantId::parse(TENANT)?, &[KeyScope::Ingest], Some("bench"), None).await?.secret;
+    let new_key = auth::NewKey::new(TenantId::parse(TENANT)?, &[KeyScope::Ingest]).named("bench");
+    let key = auth::create_key(&db.pool, &new_key).await?.secret;
 
     eprintln!("bench: ingesting {events} events");
     let start = chrono::Utc::now() - chrono::Duration::days(2);

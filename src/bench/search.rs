@@ -49,7 +49,8 @@ pub async fn run(settings: &Settings, quick: bool, clients: usize) -> anyhow::Re
     let app = Application::build(config, db.clone()).await?;
     let base = format!("http://127.0.0.1:{}/v1/search", app.port());
     tokio::spawn(app.run_until_stopped());
-    let key = auth::create_key(&db.pool, &tenant, &[auth::Scope::Read], Some("bench"), None).await?.secret;
+    let new_key = auth::NewKey::new(tenant.clone(), &[auth::Scope::Read]).named("bench");
+    let key = auth::create_key(&db.pool, &new_key).await?.secret;
 
     let users = size.users;
     // Vector lookups, one in ten for the large user: facts and insights, then facts and

@@ -11,10 +11,10 @@ use uuid::Uuid;
 
 mod jobs;
 
-use crate::auth::{self, Scope};
+use crate::auth::{self, NewKey};
 use crate::configuration::{RateLimit, Role, Settings};
 use crate::db::Database;
-use crate::domain::{NewEvent, TenantId, ValidationError};
+use crate::domain::{NewEvent, TenantId, UserId, ValidationError};
 use crate::startup::Application;
 use crate::{ingest, telemetry};
 
@@ -118,6 +118,10 @@ pub enum KeysCommand {
         /// Without it the key has `server.rate_limit` (by default none).
         #[arg(long)]
         rate_limit: Option<String>,
+        /// Bind the key to this one end user: it reaches no other, and MCP tools need no
+        /// `user_id` with it. Such a key has only the read and ingest scopes.
+        #[arg(long)]
+        user: Option<String>,
     },
     /// List keys (never their secrets).
     List {
@@ -146,15 +150,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     // Arguments are checked before the database is touched.
     let keys_create = match &cli.command {
-        Command::Keys(KeysCommand::Create { tenant, scope, rate_limit, .. }) => Some((
-            TenantId::parse(tenant.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?,
-            auth::parse_scopes(scope).map_err(|e| anyhow::anyhow!("--scope: {e}"))?,
-            rate_limit
+        Command::Keys(KeysCommand::Create { tenant, scope, rate_limit, name, user }) => {
+            let tenant = TenantId::parse(tenant.as_str()).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?;
+            let scopes = auth::parse_scopes(scope).map_err(|e| anyhow::anyhow!("--scope: {e}"))?;
+            let mut key = NewKey::new(tenant, &scopes);
+            key.name = name.clone();
+            key.rate_limit = rate_limit
                 .as_deref()
                 .map(RateLimit::parse)
                 .transpose()
-                .map_err(|e| anyhow::anyhow!("--rate-limit: {e}"))?,
-        )),
+                .map_err(|e| anyhow::anyhow!("--rate-limit: {e}"))?;
+            key.user =
+                user.as_deref().map(UserId::parse).transpose().map_err(|e| anyhow::anyhow!("--user: {}", e.message))?;
+            key.check().map_err(|e| anyhow::anyhow!("--user: {e}"))?;
+            Some(key)
+        }
         _ => None,
     };
     let job_command = match &cli.command {
@@ -192,10 +202,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("migrations applied");
             Ok(())
         }
-        Command::Keys(KeysCommand::Create { name, .. }) => {
-            let (tenant, scopes, rate_limit) = keys_create.expect("parsed above");
-            create_key(&db, &tenant, &scopes, name.as_deref(), rate_limit).await
-        }
+        Command::Keys(KeysCommand::Create { .. }) => create_key(&db, &keys_create.expect("parsed above")).await,
         Command::Keys(KeysCommand::List { json }) => list_keys(&db, json).await,
         Command::Keys(KeysCommand::Revoke { id }) => match auth::revoke_key(&db.pool, id).await? {
             true => {
@@ -222,17 +229,12 @@ async fn serve(settings: Settings, db: Database) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn create_key(
-    db: &Database,
-    tenant: &TenantId,
-    scopes: &[Scope],
-    name: Option<&str>,
-    rate_limit: Option<RateLimit>,
-) -> anyhow::Result<()> {
-    let key = auth::create_key(&db.pool, tenant, scopes, name, rate_limit).await?;
-    let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
-    let limit = rate_limit.map_or_else(String::new, |r| format!(", limited to {r}"));
-    println!("key {} for tenant {tenant} with scopes {}{limit}", key.id, scopes.join(","));
+async fn create_key(db: &Database, new: &NewKey) -> anyhow::Result<()> {
+    let key = auth::create_key(&db.pool, new).await?;
+    let scopes: Vec<&str> = new.scopes.iter().map(|s| s.as_str()).collect();
+    let limit = new.rate_limit.map_or_else(String::new, |r| format!(", limited to {r}"));
+    let user = new.user.as_ref().map_or_else(String::new, |u| format!(", bound to user {u}"));
+    println!("key {} for tenant {} with scopes {}{limit}{user}", key.id, new.tenant, scopes.join(","));
     println!("{}", key.secret);
     Ok(())
 }
@@ -245,17 +247,22 @@ async fn list_keys(db: &Database, json: bool) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    writeln!(out, "{:<36}  {:<16}  {:<18}  {:<16}  {:<10}  name", "id", "tenant", "scopes", "prefix", "status")?;
+    writeln!(
+        out,
+        "{:<36}  {:<16}  {:<18}  {:<16}  {:<10}  {:<16}  name",
+        "id", "tenant", "scopes", "prefix", "status", "user"
+    )?;
     for key in keys {
         let status = if key.revoked_at.is_some() { "revoked" } else { "active" };
         writeln!(
             out,
-            "{:<36}  {:<16}  {:<18}  {:<16}  {:<10}  {}",
+            "{:<36}  {:<16}  {:<18}  {:<16}  {:<10}  {:<16}  {}",
             key.id,
             key.tenant_id,
             key.scopes.join(","),
             key.prefix,
             status,
+            key.user_id.as_deref().unwrap_or("-"),
             key.name.unwrap_or_default()
         )?;
     }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::access::AccessRecorder;
-use crate::auth::{self, Scope as KeyScope};
+use crate::auth::{self, NewKey, Scope as KeyScope};
 use crate::clock::Clock;
 use crate::configuration::{LlmSettings, Role, Settings};
 use crate::db::Database;
@@ -71,7 +71,8 @@ impl Harness {
         let access = app.access();
         tokio::spawn(app.run_until_stopped());
         let scopes = [KeyScope::Read, KeyScope::Ingest, KeyScope::Admin];
-        let key = auth::create_key(&db.pool, &TenantId::parse(tenant)?, &scopes, Some("eval"), None).await?.secret;
+        let key =
+            auth::create_key(&db.pool, &NewKey::new(TenantId::parse(tenant)?, &scopes).named("eval")).await?.secret;
         let mut jobs = definition::load_dir(&settings.jobs.dir)?;
         for job in jobs.values_mut() {
             job.budget.max_users = u64::MAX;
@@ -100,7 +101,7 @@ impl Harness {
     /// A key for `tenant`: each scenario lives in a tenant of its own.
     pub async fn key_for(&self, tenant: &str) -> anyhow::Result<String> {
         let scopes = [KeyScope::Read, KeyScope::Ingest, KeyScope::Admin];
-        Ok(auth::create_key(&self.db.pool, &TenantId::parse(tenant)?, &scopes, Some("eval"), None).await?.secret)
+        Ok(auth::create_key(&self.db.pool, &NewKey::new(TenantId::parse(tenant)?, &scopes).named("eval")).await?.secret)
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {

@@ -18,6 +18,8 @@ pub enum ApiError {
     Unauthorized,
     #[error("this API key lacks the `{0}` scope")]
     Forbidden(Scope),
+    #[error("this API key is bound to user `{0}` and reaches no other user")]
+    OtherUser(String),
     #[error("requests from this origin are not allowed: list it in server.cors_origins")]
     OriginNotAllowed,
     #[error("the request body exceeds the limit of {0} bytes")]
@@ -44,7 +46,7 @@ impl ApiError {
         match self {
             Self::Invalid(_) => "invalid_request",
             Self::Unauthorized => "unauthorized",
-            Self::Forbidden(_) | Self::OriginNotAllowed => "forbidden",
+            Self::Forbidden(_) | Self::OtherUser(_) | Self::OriginNotAllowed => "forbidden",
             Self::PayloadTooLarge(_) => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::NotFound(_) => "not_found",
@@ -77,7 +79,7 @@ impl ResponseError for ApiError {
         match self {
             Self::Invalid(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) | Self::OriginNotAllowed => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::OtherUser(_) | Self::OriginNotAllowed => StatusCode::FORBIDDEN,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
@@ -108,6 +110,7 @@ impl From<Error> for ApiError {
         match err {
             Error::Invalid(err) => Self::Invalid(err),
             Error::Forbidden(scope) => Self::Forbidden(scope),
+            Error::OtherUser(user) => Self::OtherUser(user.to_string()),
             Error::NotFound(message) => Self::NotFound(message),
             Error::Conflict(message) => Self::Conflict(message),
             Error::Unavailable => Self::Unavailable,

@@ -11,6 +11,7 @@ use super::error::ApiError;
 use super::extract::{self, Params};
 use super::openapi::ErrorBody;
 use super::state::AppState;
+use crate::auth::Principal;
 use crate::db::begin_tenant_tx;
 use crate::domain::{UserId, ValidationError};
 use crate::graph::merge::{self, RestoreError};
@@ -37,8 +38,8 @@ pub struct Subgraph {
     pub relations: Vec<Relation>,
 }
 
-fn user_of(path: String) -> Result<UserId, ApiError> {
-    Ok(UserId::parse(path)?)
+fn user_of(principal: &Principal, path: String) -> Result<UserId, ApiError> {
+    Ok(crate::service::scopes::user(principal, path)?)
 }
 
 fn entity_id(text: &str) -> Result<Uuid, ApiError> {
@@ -61,7 +62,7 @@ async fn list_entities(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let user = user_of(path.into_inner())?;
+    let user = user_of(&principal, path.into_inner())?;
     let params = extract::query(&req, &["query", "type", "limit", "cursor"])?;
     let kind = params
         .text("type")
@@ -99,7 +100,7 @@ async fn get_entity(
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (user, id) = path.into_inner();
-    let (user, id) = (user_of(user)?, entity_id(&id)?);
+    let (user, id) = (user_of(&principal, user)?, entity_id(&id)?);
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
     let found = read::entity(&mut tx, &principal.tenant, &user, id).await?;
     tx.commit().await?;
@@ -145,7 +146,7 @@ async fn neighbourhood(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let user = user_of(path.into_inner())?;
+    let user = user_of(&principal, path.into_inner())?;
     let params = extract::query(&req, &["entity", "depth", "as_of"])?;
     let depth = depth(&params, "depth", 1)?;
     let as_of = params
@@ -181,7 +182,7 @@ async fn shortest_path(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let user = user_of(path.into_inner())?;
+    let user = user_of(&principal, path.into_inner())?;
     let params = extract::query(&req, &["from", "to", "max_depth"])?;
     let max_depth = depth(&params, "max_depth", 3)?;
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
@@ -209,7 +210,7 @@ async fn restore_entity(
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (user, id) = path.into_inner();
-    let (user, id) = (user_of(user)?, entity_id(&id)?);
+    let (user, id) = (user_of(&principal, user)?, entity_id(&id)?);
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     let change = crate::memories::Change::by(format!("key:{}", principal.key_id), None, "restored by an admin");
     merge::restore(&mut tx, &principal.tenant, &user, id, &change).await.map_err(|err| match err {

@@ -13,12 +13,13 @@ use super::state::AppState;
 use crate::service::memories::{
     self, AddedMemory, LIST_PARAMS, MemoryDeleted, MemoryDetail, MemoryEdit, MemoryPage, NewMemoryRequest,
 };
-use crate::service::users::{self, Deleted, DeletionList, Export, SessionList, SummaryList};
+use crate::service::users::{self, Deleted, DeletionList, Export, SessionList, SummaryList, UserPage};
 
 #[utoipa::path(
     tag = "users",
     params(("user_id" = String, Path), ("category" = Option<String>, Query), ("status" = Option<String>, Query, description = "Default `active`"),
-           ("kind" = Option<String>, Query), ("limit" = Option<i64>, Query, description = "1–200, default 50"),
+           ("kind" = Option<String>, Query), ("key" = Option<String>, Query, description = "Only memories of this key"),
+           ("limit" = Option<i64>, Query, description = "1–200, default 50"),
            ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
     responses((status = 200, description = "Newest first", body = MemoryPage), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
     security(("api_key" = []))
@@ -213,8 +214,27 @@ async fn delete_memory(
     Ok(HttpResponse::Ok().json(memories::delete(&state, &principal, user, &id, &params).await?))
 }
 
+#[utoipa::path(
+    tag = "users",
+    params(("limit" = Option<i64>, Query, description = "1–200, default 50"),
+           ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "The tenant's users in id order, with counts (scope admin)", body = UserPage),
+              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/admin/v1/users")]
+async fn list_users(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Admin>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let params = extract::query(&req, users::USER_LIST_PARAMS)?;
+    Ok(HttpResponse::Ok().json(users::list(&state, &principal, &params).await?))
+}
+
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(restore_memory)
+    cfg.service(list_users)
+        .service(restore_memory)
         .service(add_memory)
         .service(update_memory)
         .service(delete_memory)

@@ -5,8 +5,16 @@
 //!
 //! Each tool calls the function its HTTP route calls ([`tools`]); an engram error
 //! comes back as a tool error carrying engram's error body, never as a failed session.
-//! The HTTP transport is stateless, so any API replica answers any request.
+//! The HTTP transport is stateless, so any API replica answers any request, and a
+//! client needs no `initialize` first. A POST is answered with JSON, whatever its
+//! `Accept` names, since every tool's answer is one message.
+//!
+//! A connection may be bound to one user: by a key bound to that user, by
+//! `/mcp?user_id=…` or the `X-Engram-User` header (HTTP), or by `ENGRAM_USER_ID`
+//! (stdio). The tools then need no `user_id`, and a key bound to a user cannot bind
+//! another.
 
+mod arguments;
 pub mod tools;
 
 use std::sync::Arc;
@@ -37,21 +45,38 @@ const INSTRUCTIONS: &str = "engram is the long-term memory of your conversations
 pub struct Engram {
     state: web::Data<AppState>,
     key: Option<String>,
+    /// The user a stdio connection is bound to.
+    user: Option<String>,
 }
+
+/// The user an HTTP request binds its connection to: `?user_id=` or `X-Engram-User`.
+#[derive(Clone)]
+struct ConnectionUser(String);
 
 impl Engram {
     /// The tools for whoever each HTTP request authenticated as.
     pub fn per_request(state: web::Data<AppState>) -> Self {
-        Self { state, key: None }
+        Self { state, key: None, user: None }
     }
 
-    /// The tools for the holder of API key `secret`.
-    pub fn for_key(state: web::Data<AppState>, secret: String) -> Self {
-        Self { state, key: Some(secret) }
+    /// The tools for the holder of API key `secret`, bound to `user` if given.
+    pub fn for_key(state: web::Data<AppState>, secret: String, user: Option<String>) -> Self {
+        Self { state, key: Some(secret), user }
     }
 
-    /// Who is calling: the principal the HTTP middleware found, or that of the key.
+    /// Who is calling, bound to the connection's user if it names one.
     async fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorBody> {
+        let principal = self.principal(context).await?;
+        let extensions = on_request_extensions(&context.extensions);
+        let named = extensions.and_then(|e| e.get::<ConnectionUser>()).map(|u| u.0.clone()).or(self.user.clone());
+        match named {
+            Some(user) => crate::service::scopes::bind(principal, user).map_err(|err| err.body()),
+            None => Ok(principal),
+        }
+    }
+
+    /// The principal the HTTP middleware found, or that of the key.
+    async fn principal(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorBody> {
         let unauthorized = || {
             ErrorBody::new(
                 "unauthorized",
@@ -112,12 +137,11 @@ impl ServerHandler for Engram {
         match outcome {
             None => Err(ErrorData::invalid_params(format!("no tool named `{}`", request.name), None)),
             Some(Ok(value)) => {
-                let block =
-                    (request.name == "get_context").then(|| value["text"].as_str().map(str::to_owned)).flatten();
+                let text = tools::readable(&request.name, &value);
                 let mut result = CallToolResult::structured(value);
-                // A model reads the context block itself; the structure stays for programs.
-                if let Some(block) = block {
-                    result.content = vec![ContentBlock::text(block)];
+                // A model reads the text; the structure stays for programs.
+                if let Some(text) = text {
+                    result.content = vec![ContentBlock::text(text)];
                 }
                 Ok(result.into())
             }
@@ -136,11 +160,16 @@ pub async fn serve_stdio(state: web::Data<AppState>) -> anyhow::Result<()> {
         .map(|key| key.trim().to_owned())
         .filter(|key| !key.is_empty())
         .context("set ENGRAM_API_KEY to an engram API key (engram keys create)")?;
-    if crate::auth::authenticate(&state.db.pool, &secret).await?.is_none() {
+    let Some(principal) = crate::auth::authenticate(&state.db.pool, &secret).await? else {
         anyhow::bail!("ENGRAM_API_KEY is not an active engram API key");
+    };
+    let user = std::env::var("ENGRAM_USER_ID").ok().map(|user| user.trim().to_owned()).filter(|u| !u.is_empty());
+    if let Some(user) = &user {
+        crate::service::scopes::bind(principal, user.clone())
+            .map_err(|err| anyhow::anyhow!("ENGRAM_USER_ID: {}", err.body().error.message))?;
     }
     let service =
-        Engram::for_key(state, secret).serve(rmcp::transport::stdio()).await.context("MCP handshake on stdio")?;
+        Engram::for_key(state, secret, user).serve(rmcp::transport::stdio()).await.context("MCP handshake on stdio")?;
     tracing::info!("engram MCP server on stdio");
     service.waiting().await.context("MCP session on stdio")?;
     Ok(())
@@ -154,7 +183,9 @@ fn failure(body: ErrorBody) -> CallToolResult {
 
 /// `/mcp`: Streamable HTTP, stateless, accepting the `Host` values of `server.mcp_hosts`
 /// (the DNS-rebinding defence) and bodies up to `server.max_body_bytes`; the `Origin`
-/// check is the authentication middleware's.
+/// check is the authentication middleware's. A POST that does not accept an event
+/// stream (no `Accept`, `*/*`, `application/json`) is served as one that accepts both,
+/// which the transport requires: its answer is JSON either way.
 pub fn scope(
     state: web::Data<AppState>,
     sessions: Arc<LocalSessionManager>,
@@ -180,7 +211,33 @@ pub fn scope(
             if let Some(principal) = request.extensions().get::<Principal>() {
                 extensions.insert(principal.clone());
             }
+            if let Some(user) = connection_user(request) {
+                extensions.insert(ConnectionUser(user));
+            }
         })
         .build();
-    service.scope_with_path("/mcp")
+    service.scope_with_path("/mcp").wrap_fn(|mut request, service| {
+        if request.method() == actix_web::http::Method::POST {
+            accept_json(request.headers_mut());
+        }
+        actix_web::dev::Service::call(service, request)
+    })
+}
+
+/// The user a request names for its connection, from the query or the header.
+fn connection_user(request: &actix_web::HttpRequest) -> Option<String> {
+    let query = web::Query::<std::collections::HashMap<String, String>>::from_query(request.query_string()).ok();
+    let from_query = query.and_then(|q| q.get("user_id").cloned());
+    let from_header = || request.headers().get("x-engram-user").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    from_query.or_else(from_header).map(|user| user.trim().to_owned()).filter(|user| !user.is_empty())
+}
+
+/// Names both media types the transport insists on when the client named no event
+/// stream: a client that accepts only JSON is answered in JSON anyway.
+fn accept_json(headers: &mut actix_web::http::header::HeaderMap) {
+    use actix_web::http::header::{ACCEPT, HeaderValue};
+    let accepted = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+    if !accepted.contains("text/event-stream") {
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+    }
 }

@@ -1,173 +1,23 @@
-//! The tools: what each takes (its JSON schema is generated from the argument type,
-//! with descriptions written for a model), the scope it needs, and the operation of
-//! [`crate::service`] it calls, the one its HTTP route calls.
+//! The tools: what each is for (its arguments are [`super::arguments`]), the scope it
+//! needs, and the operation of [`crate::service`] it calls, the one its HTTP route calls.
 
 use rmcp::model::{Tool, ToolAnnotations};
-use rmcp::schemars::{self, JsonSchema};
-use serde::Deserialize;
+use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::arguments::{
+    AddMemory, DeleteMemory, ForgetUser, GetContext, GetMemory, ListMemories, Remember, ReportMemory, SearchMemory,
+    Turn, UpdateMemory,
+};
 use crate::auth::Principal;
+use crate::domain::ValidationError;
 use crate::feedback::FeedbackRequest;
 use crate::search::SearchRequest;
 use crate::service::input::{Params, parse_json};
 use crate::service::memories::{self, MemoryEdit, NewMemoryRequest};
 use crate::service::scopes::{Need, check, need};
 use crate::service::{AppState, Error, events, feedback, lookups, users};
-
-/// Conversation turns to remember.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct Remember {
-    /// The end user the conversation is with (your application's id for them).
-    user_id: String,
-    /// The conversation these turns belong to; without it engram continues the user's open session.
-    session_id: Option<String>,
-    /// The turns, oldest first (at most `ingest.max_batch_events`).
-    events: Vec<Turn>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct Turn {
-    /// Who spoke: `user`, `assistant`, `tool` or `system`.
-    role: String,
-    /// What was said.
-    content: String,
-    /// Your own id for the turn; a turn sent again with the same id is stored once.
-    id: Option<String>,
-    /// When it was said (RFC 3339); now when absent.
-    created_at: Option<String>,
-    /// Anything else to keep with the turn.
-    metadata: Option<serde_json::Map<String, Value>>,
-}
-
-/// What to look up.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct SearchMemory {
-    user_id: String,
-    /// The question or topic, in the user's words.
-    query: String,
-    /// What to search: `fact`, `insight` (the default pair), `event` (raw conversation turns),
-    /// `session_summary`, `period_summary`.
-    kinds: Option<Vec<String>>,
-    /// At most this many results (default 10).
-    limit: Option<i64>,
-    /// Results scoring below this (0–1) are left out.
-    min_score: Option<f64>,
-    /// Only memories of these categories (e.g. `identity`, `preference`, `project`, `technical`).
-    categories: Option<Vec<String>>,
-    /// Only what happened at or after this time (RFC 3339).
-    since: Option<String>,
-    /// Only what happened before this time (RFC 3339).
-    until: Option<String>,
-    /// What was known at this time (RFC 3339): memories later replaced still count.
-    as_of: Option<String>,
-}
-
-/// The context block to put in a prompt.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct GetContext {
-    user_id: String,
-    /// What the agent is about to answer; without it the block holds the profile and recent sessions.
-    query: Option<String>,
-    /// Token budget of the block (default 512).
-    max_tokens: Option<i64>,
-    /// The current conversation: its latest turns open the block.
-    session_id: Option<String>,
-}
-
-/// A page of memories.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ListMemories {
-    user_id: String,
-    /// Only this category.
-    category: Option<String>,
-    /// `active` (default), `superseded`, `merged`, `evicted` or `deleted`.
-    status: Option<String>,
-    /// `fact` or `insight`.
-    kind: Option<String>,
-    /// Page size, 1–200 (default 50).
-    limit: Option<i64>,
-    /// `next_cursor` of the previous page.
-    cursor: Option<String>,
-}
-
-/// One memory.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct GetMemory {
-    user_id: String,
-    /// The memory's `id`, as search_memory or list_memories return it.
-    memory_id: String,
-}
-
-/// A verdict on a memory.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ReportMemory {
-    user_id: String,
-    memory_id: String,
-    /// `wrong` (it was never true), `outdated` (no longer true) or `helpful`.
-    kind: String,
-    /// What is true instead, or why.
-    note: Option<String>,
-}
-
-/// A memory to add in so many words.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct AddMemory {
-    user_id: String,
-    /// What to remember, as one sentence about the user ("Prefers dark mode in every app").
-    content: String,
-    /// `identity`, `personal`, `preference`, `project`, `technical`, `decision`, `event`, `lesson`,
-    /// `statement` (default), `relationship`, `health`, `finance` or `other`.
-    category: Option<String>,
-    /// A stable name for what it states (`employer`, `home_city`): a later memory with the same key
-    /// replaces this one.
-    key: Option<String>,
-    /// 0–1 (default 0.7).
-    importance: Option<f32>,
-    /// Pinned memories are never evicted.
-    pinned: Option<bool>,
-}
-
-/// A change to one memory.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct UpdateMemory {
-    user_id: String,
-    /// The memory's `id`.
-    memory_id: String,
-    /// The corrected sentence.
-    content: Option<String>,
-    category: Option<String>,
-    importance: Option<f32>,
-    pinned: Option<bool>,
-}
-
-/// A memory to delete for good.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct DeleteMemory {
-    user_id: String,
-    /// The memory's `id`.
-    memory_id: String,
-    /// Also blank out the conversation turns it came from (default false).
-    sources: Option<bool>,
-}
-
-/// The user to forget.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ForgetUser {
-    user_id: String,
-}
 
 /// The names of the tools, in the order they are listed.
 const NAMES: &[&str] = &[
@@ -259,6 +109,36 @@ pub fn describe(name: &str) -> Option<Tool> {
     Some(Tool::new(name.to_owned(), description, schema).annotate(annotations))
 }
 
+/// What a model reads of a tool's answer, before the structure: the context block, or
+/// the results of a search one per line. `None`: the structure alone.
+pub fn readable(name: &str, answer: &Value) -> Option<String> {
+    match name {
+        "get_context" => answer["text"].as_str().map(str::to_owned),
+        "search_memory" => {
+            let results = answer["results"].as_array()?;
+            if results.is_empty() {
+                return Some("Nothing found.".to_owned());
+            }
+            let lines: Vec<String> = results
+                .iter()
+                .map(|r| {
+                    let when = r["created_at"].as_str().or(r["updated_at"].as_str()).unwrap_or("").get(..10);
+                    let when = when.map_or_else(String::new, |day| format!(", {day}"));
+                    format!(
+                        "- {} ({}{when}; score {:.2}; id {})",
+                        r["content"].as_str().unwrap_or(""),
+                        r["kind"].as_str().unwrap_or(""),
+                        r["score"].as_f64().unwrap_or(0.0),
+                        r["id"].as_str().unwrap_or("")
+                    )
+                })
+                .collect();
+            Some(lines.join("\n"))
+        }
+        _ => None,
+    }
+}
+
 fn schema<T: JsonSchema + 'static>() -> std::sync::Arc<rmcp::model::JsonObject> {
     rmcp::handler::server::common::schema_for_type::<T>()
 }
@@ -294,17 +174,40 @@ fn arguments<N: Need, T: DeserializeOwned>(principal: &Principal, arguments: &Va
     Ok(parse_json(&bytes)?)
 }
 
+/// The user a tool acts for: its `user_id`, else the connection's; whether the key
+/// may reach them is the operation's check.
+fn target(principal: &Principal, user_id: Option<String>) -> Result<String, Error> {
+    match (user_id, &principal.user) {
+        (Some(user), _) => Ok(user),
+        (None, Some(bound)) => Ok(bound.to_string()),
+        (None, None) => Err(ValidationError::new(
+            "user_id",
+            "is required on a connection bound to no user: pass `user_id`, or bind the connection with \
+             `/mcp?user_id=<user>`, the `X-Engram-User` header, `ENGRAM_USER_ID` (stdio) or a key made \
+             with `engram keys create --user <user>`",
+        )
+        .into()),
+    }
+}
+
 fn to_value(body: impl serde::Serialize) -> Result<Value, Error> {
     serde_json::to_value(body).map_err(|err| Error::Internal(err.into()))
 }
 
 async fn remember(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: Remember = arguments::<need::Ingest, _>(principal, &raw)?;
-    let events: Vec<Value> = args
-        .events
+    let user = target(principal, args.user_id)?;
+    let turns = match (args.content, args.events) {
+        (Some(content), None) => {
+            vec![Turn { role: "user".into(), content, id: None, created_at: None, metadata: None }]
+        }
+        (None, Some(events)) => events,
+        _ => return Err(ValidationError::new("content", "give either `content` (one user turn) or `events`").into()),
+    };
+    let events: Vec<Value> = turns
         .into_iter()
         .map(|turn| {
-            json!({"user_id": args.user_id, "session_id": args.session_id, "role": turn.role, "content": turn.content,
+            json!({"user_id": user, "session_id": args.session_id, "role": turn.role, "content": turn.content,
                    "id": turn.id, "created_at": turn.created_at, "metadata": turn.metadata})
         })
         .collect();
@@ -316,7 +219,7 @@ async fn remember(state: &AppState, principal: &Principal, raw: Value) -> Result
 async fn search_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: SearchMemory = arguments::<need::Read, _>(principal, &raw)?;
     let request = SearchRequest {
-        user_id: args.user_id,
+        user_id: target(principal, args.user_id)?,
         query: args.query,
         limit: args.limit,
         min_score: args.min_score,
@@ -338,7 +241,7 @@ async fn get_context(state: &AppState, principal: &Principal, raw: Value) -> Res
         ("max_tokens", args.max_tokens.map(|n| n.to_string())),
         ("session_id", args.session_id),
     ]);
-    to_value(lookups::context(state, principal, args.user_id, &params).await?)
+    to_value(lookups::context(state, principal, target(principal, args.user_id)?, &params).await?)
 }
 
 async fn list_memories(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
@@ -347,27 +250,32 @@ async fn list_memories(state: &AppState, principal: &Principal, raw: Value) -> R
         ("category", args.category),
         ("status", args.status),
         ("kind", args.kind),
+        ("key", args.key),
         ("limit", args.limit.map(|n| n.to_string())),
         ("cursor", args.cursor),
     ]);
-    to_value(memories::page(state, principal, args.user_id, &params).await?)
+    to_value(memories::page(state, principal, target(principal, args.user_id)?, &params).await?)
 }
 
 async fn get_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: GetMemory = arguments::<need::Read, _>(principal, &raw)?;
-    to_value(memories::detail(state, principal, args.user_id, &args.memory_id).await?)
+    to_value(memories::detail(state, principal, target(principal, args.user_id)?, &args.memory_id).await?)
 }
 
 async fn report_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: ReportMemory = arguments::<need::Read, _>(principal, &raw)?;
-    let request =
-        FeedbackRequest { user_id: args.user_id, memory_id: args.memory_id, kind: args.kind, note: args.note };
+    let request = FeedbackRequest {
+        user_id: target(principal, args.user_id)?,
+        memory_id: args.memory_id,
+        kind: args.kind,
+        note: args.note,
+    };
     to_value(feedback::submit(state, principal, request).await?)
 }
 
 async fn forget_user(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: ForgetUser = arguments::<need::Admin, _>(principal, &raw)?;
-    to_value(users::forget(state, principal, args.user_id).await?)
+    to_value(users::forget(state, principal, target(principal, args.user_id)?).await?)
 }
 
 async fn add_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
@@ -380,18 +288,19 @@ async fn add_memory(state: &AppState, principal: &Principal, raw: Value) -> Resu
         pinned: args.pinned,
         valid_from: None,
     };
-    to_value(memories::add(state, principal, args.user_id, request).await?)
+    to_value(memories::add(state, principal, target(principal, args.user_id)?, request).await?)
 }
 
 async fn update_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: UpdateMemory = arguments::<need::Ingest, _>(principal, &raw)?;
     let edit =
         MemoryEdit { content: args.content, category: args.category, importance: args.importance, pinned: args.pinned };
-    to_value(memories::update(state, principal, args.user_id, &args.memory_id, edit).await?)
+    to_value(memories::update(state, principal, target(principal, args.user_id)?, &args.memory_id, edit).await?)
 }
 
 async fn delete_memory(state: &AppState, principal: &Principal, raw: Value) -> Result<Value, Error> {
     let args: DeleteMemory = arguments::<need::Ingest, _>(principal, &raw)?;
     let params = Params::from_pairs([("sources", args.sources.map(|s| s.to_string()))]);
-    to_value(memories::delete(state, principal, args.user_id, &args.memory_id, &params).await?)
+    let user = target(principal, args.user_id)?;
+    to_value(memories::delete(state, principal, user, &args.memory_id, &params).await?)
 }

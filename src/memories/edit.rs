@@ -167,26 +167,31 @@ pub async fn delete(
 }
 
 /// The user's active memory saying `content` again: the same words (case, spaces and
-/// punctuation aside), or the most similar one if at least `min` similar.
+/// punctuation aside), or the most similar one if at least `min` similar. With a `key`
+/// only the same words under that key count: a keyed memory is a slot whose values
+/// differ by a word ("Lives in Austin", "Lives in Denver"), and under another key the
+/// same words fill another slot.
 pub async fn duplicate_of(
     conn: &mut PgConnection,
     tenant: &TenantId,
     user: &UserId,
-    content: &str,
+    (content, key): (&str, Option<&str>),
     embedding: &Embedding,
     min: f64,
 ) -> sqlx::Result<Option<Uuid>> {
     let same: Option<Uuid> = sqlx::query_scalar(
         "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
+            AND ($4::text IS NULL OR key = $4)
             AND lower(regexp_replace(content, '[^[:alnum:]]+', '', 'g')) = lower(regexp_replace($3, '[^[:alnum:]]+', '', 'g'))
           LIMIT 1",
     )
     .bind(tenant.as_str())
     .bind(user.as_str())
     .bind(content)
+    .bind(key)
     .fetch_optional(&mut *conn)
     .await?;
-    if same.is_some() {
+    if same.is_some() || key.is_some() {
         return Ok(same);
     }
     let dims = embedding.dims();

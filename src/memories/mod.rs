@@ -260,6 +260,7 @@ pub struct ListFilter {
     pub category: Option<String>,
     pub status: Option<Status>,
     pub kind: Option<Kind>,
+    pub key: Option<String>,
     /// Keyset cursor: the last id of the previous page (ids are time-ordered UUIDv7).
     pub after: Option<Uuid>,
     pub limit: i64,
@@ -280,6 +281,9 @@ pub async fn list(
     }
     if let Some(kind) = filter.kind {
         q.push(" AND m.kind = ").push_bind(kind);
+    }
+    if let Some(key) = &filter.key {
+        q.push(" AND m.key = ").push_bind(key.clone());
     }
     if let Some(after) = filter.after {
         q.push(" AND m.id < ").push_bind(after);

@@ -6,7 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::Scope;
-use crate::domain::ValidationError;
+use crate::domain::{UserId, ValidationError};
 use crate::ingest::IngestError;
 use crate::search::SearchError;
 
@@ -18,6 +18,9 @@ pub enum Error {
     /// The caller's key lacks a scope.
     #[error("this API key lacks the `{0}` scope")]
     Forbidden(Scope),
+    /// The caller's key is bound to another user.
+    #[error("this API key is bound to user `{0}` and reaches no other user")]
+    OtherUser(UserId),
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
@@ -96,7 +99,7 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Invalid(_) => "invalid_request",
-            Self::Forbidden(_) => "forbidden",
+            Self::Forbidden(_) | Self::OtherUser(_) => "forbidden",
             Self::NotFound(_) => "not_found",
             Self::Conflict(_) => "conflict",
             Self::Unavailable => "unavailable",

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
-use super::{AppState, Error};
+use super::{AppState, Error, scopes};
 use crate::auth::Principal;
 use crate::db::begin_tenant_tx;
 use crate::domain::{NewEvent, Role, UserId};
@@ -17,6 +17,9 @@ use crate::privacy::referents::ResolveError;
 /// Stores validated events: handed to the embedder, corrections counted, and a request
 /// to forget honoured at once.
 pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEvent>) -> Result<Ingested, Error> {
+    for event in &events {
+        scopes::user(principal, event.user_id.as_str())?;
+    }
     let asks: Vec<(usize, UserId)> = events
         .iter()
         .enumerate()

@@ -1,6 +1,6 @@
 //! A client's verdict on a memory it was served.
 
-use super::{AppState, Error};
+use super::{AppState, Error, scopes};
 use crate::auth::Principal;
 use crate::feedback::{self, FeedbackError, FeedbackRequest};
 
@@ -12,6 +12,7 @@ pub struct Created {
 
 /// Stores feedback; a correction is counted.
 pub async fn submit(state: &AppState, principal: &Principal, request: FeedbackRequest) -> Result<Created, Error> {
+    scopes::user(principal, request.user_id.as_str())?;
     let (id, correction) = feedback::submit(&state.db, &principal.tenant, request).await.map_err(|err| match err {
         FeedbackError::Invalid(err) => Error::Invalid(err),
         FeedbackError::NotFound(_) => Error::NotFound(err.to_string()),

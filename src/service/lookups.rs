@@ -4,15 +4,16 @@
 use std::time::Instant;
 
 use super::input::Params;
-use super::{AppState, Error};
+use super::{AppState, Error, scopes};
 use crate::auth::Principal;
 use crate::context::{self, ContextRequest, ContextResponse};
-use crate::domain::{ResultKind, SessionId, UserId, ValidationError};
+use crate::domain::{ResultKind, SessionId, ValidationError};
 use crate::search::{SearchQuery, SearchRequest, SearchResponse};
 
 /// A search, counted and timed.
 pub async fn search(state: &AppState, principal: &Principal, request: SearchRequest) -> Result<SearchResponse, Error> {
     let started = Instant::now();
+    scopes::user(principal, request.user_id.as_str())?;
     let query = SearchQuery::parse(request, &state.settings.search, state.embedder.dims())?;
     let results = state.lookup().search(&principal.tenant, &query).await?;
     if query.relations {
@@ -37,7 +38,7 @@ pub async fn context(
     params: &Params,
 ) -> Result<ContextResponse, Error> {
     let started = Instant::now();
-    let user = UserId::parse(user)?;
+    let user = scopes::user(principal, user)?;
     let limits = &state.settings.search;
     let max_tokens =
         params.int("max_tokens", limits.context_default_tokens as i64, 1..=limits.context_max_tokens as i64)? as usize;

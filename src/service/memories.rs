@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::input::Params;
 use super::users::MAX_PAGE;
-use super::{AppState, Error};
+use super::{AppState, Error, scopes};
 use crate::auth::Principal;
 use crate::db::begin_tenant_tx;
 use crate::domain::{Kind, UserId, ValidationError};
@@ -86,7 +86,7 @@ pub struct MemoryDeleted {
 }
 
 /// The parameters of a memory listing.
-pub const LIST_PARAMS: &[&str] = &["category", "status", "kind", "limit", "cursor"];
+pub const LIST_PARAMS: &[&str] = &["category", "status", "kind", "key", "limit", "cursor"];
 
 fn memory_id(id: &str) -> Result<Uuid, ValidationError> {
     id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))
@@ -98,7 +98,7 @@ fn actor(principal: &Principal) -> String {
 
 /// One page of a user's memories, newest first.
 pub async fn page(state: &AppState, principal: &Principal, user: String, params: &Params) -> Result<MemoryPage, Error> {
-    let user = UserId::parse(user)?;
+    let user = scopes::user(principal, user)?;
     let checked = |name: &str, allowed: &[&str]| -> Result<Option<String>, ValidationError> {
         params.text(name).map(|v| memories::check_one_of(name, v, allowed).map(|()| v.to_owned())).transpose()
     };
@@ -109,6 +109,7 @@ pub async fn page(state: &AppState, principal: &Principal, user: String, params:
             .map(|v| memories::parse_one_of("status", v, &Status::ALL, Status::as_str))
             .transpose()?,
         kind: params.text("kind").map(|v| memories::parse_one_of("kind", v, &Kind::ALL, Kind::as_str)).transpose()?,
+        key: params.text("key").map(|key| key_of("key", key)).transpose()?,
         after: params
             .text("cursor")
             .map(|c| c.parse::<Uuid>().map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned")))
@@ -124,7 +125,7 @@ pub async fn page(state: &AppState, principal: &Principal, user: String, params:
 
 /// A memory with every change to it.
 pub async fn detail(state: &AppState, principal: &Principal, user: String, id: &str) -> Result<MemoryDetail, Error> {
-    let (user, id) = (UserId::parse(user)?, memory_id(id)?);
+    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
     let detail = read_detail(&mut tx, principal, &user, id).await?;
     tx.commit().await?;
@@ -146,7 +147,7 @@ async fn read_detail(
 
 /// Brings an evicted or merged memory back.
 pub async fn restore(state: &AppState, principal: &Principal, user: String, id: &str) -> Result<MemoryDetail, Error> {
-    let (user, id) = (UserId::parse(user)?, memory_id(id)?);
+    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     memories::restore(&mut tx, &principal.tenant, &user, id, &actor(principal)).await.map_err(|err| match err {
         RestoreError::NotFound(_) => Error::NotFound(err.to_string()),
@@ -185,14 +186,16 @@ fn importance_of(importance: f32) -> Result<f32, ValidationError> {
     }
 }
 
-fn key_of(key: &str) -> Result<String, ValidationError> {
+/// A key is a name, not a sentence: `employer`, or a client's own id for a slot (a
+/// LangGraph store's keys are often UUIDs).
+fn key_of(field: &str, key: &str) -> Result<String, ValidationError> {
     let ok = !key.is_empty()
-        && key.len() <= 64
-        && key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        && key.len() <= 128
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
     if ok {
         Ok(key.to_owned())
     } else {
-        Err(ValidationError::new("key", "must be 1–64 characters of a-z, 0-9 and _"))
+        Err(ValidationError::new(field, "must be 1–128 characters of A-Z, a-z, 0-9, _, -, . and :"))
     }
 }
 
@@ -204,10 +207,10 @@ pub async fn add(
     user: String,
     request: NewMemoryRequest,
 ) -> Result<AddedMemory, Error> {
-    let user = UserId::parse(user)?;
+    let user = scopes::user(principal, user)?;
     let content = content_of(state, "content", &request.content)?;
     let category = request.category.as_deref().map(category_of).transpose()?.unwrap_or_else(|| "statement".into());
-    let key = request.key.as_deref().map(key_of).transpose()?;
+    let key = request.key.as_deref().map(|key| key_of("key", key)).transpose()?;
     let importance = request.importance.map(importance_of).transpose()?.unwrap_or(0.7);
     let valid_from = request
         .valid_from
@@ -223,8 +226,15 @@ pub async fn add(
     let change = Change::by(actor(principal), None, "added by the user");
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     crate::users::hold(&mut tx, &principal.tenant, &[user.as_str()]).await?;
-    if let Some(existing) =
-        edit::duplicate_of(&mut tx, &principal.tenant, &user, &content, &embedding, DUPLICATE_SIMILARITY).await?
+    if let Some(existing) = edit::duplicate_of(
+        &mut tx,
+        &principal.tenant,
+        &user,
+        (&content, key.as_deref()),
+        &embedding,
+        DUPLICATE_SIMILARITY,
+    )
+    .await?
     {
         edit::restate(&mut tx, &principal.tenant, &user, existing, &change).await?;
         let memory = read_detail(&mut tx, principal, &user, existing).await?.memory;
@@ -271,7 +281,7 @@ pub async fn update(
     id: &str,
     request: MemoryEdit,
 ) -> Result<MemoryDetail, Error> {
-    let (user, id) = (UserId::parse(user)?, memory_id(id)?);
+    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
     let edit = Edit {
         content: request.content.as_deref().map(|c| content_of(state, "content", c)).transpose()?,
         category: request.category.as_deref().map(category_of).transpose()?,
@@ -309,7 +319,7 @@ pub async fn delete(
     id: &str,
     params: &Params,
 ) -> Result<MemoryDeleted, Error> {
-    let (user, id) = (UserId::parse(user)?, memory_id(id)?);
+    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
     let with_sources = match params.text("sources") {
         None | Some("false") => false,
         Some("true") => true,

@@ -1,7 +1,9 @@
-//! What an operation needs of the caller's key: a scope, named in the refusal.
+//! What an operation needs of the caller's key: a scope, named in the refusal, and,
+//! for a key bound to one user, that user.
 
 use super::Error;
 use crate::auth::{Principal, Scope};
+use crate::domain::UserId;
 
 /// What a route needs of a key.
 pub trait Need {
@@ -53,4 +55,52 @@ pub mod need {
 /// Whether `principal` may do what `N` guards: [`Error::Forbidden`] naming the scope if not.
 pub fn check<N: Need>(principal: &Principal) -> Result<(), Error> {
     if N::allows(principal) { Ok(()) } else { Err(Error::Forbidden(N::SCOPE)) }
+}
+
+/// The user an operation names, if `principal` may reach them: a key bound to a user
+/// reaches that user only ([`Error::OtherUser`]).
+pub fn user(principal: &Principal, user: impl Into<String>) -> Result<UserId, Error> {
+    let user = UserId::parse(user)?;
+    match &principal.user {
+        Some(bound) if *bound != user => Err(Error::OtherUser(bound.clone())),
+        _ => Ok(user),
+    }
+}
+
+/// `principal` bound to `user` for the rest of a connection: refused if its key is
+/// bound to another user.
+pub fn bind(mut principal: Principal, user: impl Into<String>) -> Result<Principal, Error> {
+    principal.user = Some(self::user(&principal, user)?);
+    Ok(principal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::TenantId;
+
+    fn key(user: Option<&str>) -> Principal {
+        Principal {
+            key_id: uuid::Uuid::now_v7(),
+            tenant: TenantId::parse("acme").unwrap(),
+            scopes: vec![Scope::Read],
+            rate_limit: None,
+            user: user.map(|u| UserId::parse(u).unwrap()),
+        }
+    }
+
+    #[test]
+    fn a_bound_key_reaches_its_user_only() {
+        assert_eq!(user(&key(Some("alice")), "alice").unwrap().as_str(), "alice");
+        assert!(matches!(user(&key(Some("alice")), "bob"), Err(Error::OtherUser(u)) if u.as_str() == "alice"));
+        assert_eq!(user(&key(None), "bob").unwrap().as_str(), "bob");
+        assert!(matches!(user(&key(Some("alice")), "not a user id"), Err(Error::Invalid(_))));
+    }
+
+    #[test]
+    fn binding_narrows_an_unbound_key_and_never_widens_a_bound_one() {
+        assert_eq!(bind(key(None), "carol").unwrap().user.unwrap().as_str(), "carol");
+        assert!(bind(key(Some("alice")), "carol").is_err());
+        assert_eq!(bind(key(Some("alice")), "alice").unwrap().user.unwrap().as_str(), "alice");
+    }
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::input::Params;
-use super::{AppState, Error};
+use super::{AppState, Error, scopes};
 use crate::auth::Principal;
 use crate::domain::UserId;
 use crate::{sessions, users};
@@ -42,6 +42,26 @@ pub struct Deleted {
     pub deleted: Value,
 }
 
+/// A page of the tenant's users; `next_cursor` is absent on the last.
+#[derive(Serialize, ToSchema)]
+pub struct UserPage {
+    pub users: Vec<users::UserSummary>,
+    pub next_cursor: Option<String>,
+}
+
+/// The parameters of a user listing.
+pub const USER_LIST_PARAMS: &[&str] = &["limit", "cursor"];
+
+/// The tenant's users in id order, a page at a time; `limit` 1–200, 50 when absent.
+/// Tenant-wide: a key bound to a user lacks the scope it needs.
+pub async fn list(state: &AppState, principal: &Principal, params: &Params) -> Result<UserPage, Error> {
+    let limit = params.int("limit", 50, 1..=MAX_PAGE)?;
+    let after = params.text("cursor").map(|c| scopes::user(principal, c)).transpose()?;
+    let users = users::list(&state.db, &principal.tenant, after.as_ref().map(UserId::as_str), limit).await?;
+    let next_cursor = (users.len() as i64 == limit).then(|| users.last().map(|u| u.user_id.clone())).flatten();
+    Ok(UserPage { users, next_cursor })
+}
+
 /// Served by `GET /admin/v1/users/{user_id}/deletions`.
 #[derive(Serialize, ToSchema)]
 pub struct DeletionList {
@@ -55,7 +75,7 @@ pub async fn sessions(
     user: String,
     params: &Params,
 ) -> Result<SessionList, Error> {
-    let (user, limit) = (UserId::parse(user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
+    let (user, limit) = (scopes::user(principal, user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
     let sessions = sessions::latest(&state.db, &principal.tenant, &user, limit).await?;
     Ok(SessionList { sessions })
 }
@@ -67,21 +87,21 @@ pub async fn summaries(
     user: String,
     params: &Params,
 ) -> Result<SummaryList, Error> {
-    let (user, limit) = (UserId::parse(user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
+    let (user, limit) = (scopes::user(principal, user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
     let summaries = sessions::latest_periods(&state.db, &principal.tenant, &user, limit).await?;
     Ok(SummaryList { summaries })
 }
 
 /// Everything stored for the user.
 pub async fn export(state: &AppState, principal: &Principal, user: String) -> Result<Export, Error> {
-    let user = UserId::parse(user)?;
+    let user = scopes::user(principal, user)?;
     let tables = users::export(&state.db, &principal.tenant, &user).await?;
     Ok(Export { user_id: user.to_string(), tables })
 }
 
 /// Deletes everything stored for a user, and what this process holds of them.
 pub async fn forget(state: &AppState, principal: &Principal, user: String) -> Result<Deleted, Error> {
-    let user = UserId::parse(user)?;
+    let user = scopes::user(principal, user)?;
     let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
     state.forget_user(&principal.tenant, &user);
     tracing::info!(tenant = %principal.tenant, "user deleted");
@@ -90,7 +110,7 @@ pub async fn forget(state: &AppState, principal: &Principal, user: String) -> Re
 
 /// When the user was forgotten, by whom, how much.
 pub async fn deletions(state: &AppState, principal: &Principal, user: String) -> Result<DeletionList, Error> {
-    let user = UserId::parse(user)?;
+    let user = scopes::user(principal, user)?;
     let deletions = users::deletions(&state.db, &principal.tenant, &user).await?;
     Ok(DeletionList { deletions })
 }

@@ -325,16 +325,9 @@ async fn lookups_read_the_injected_clock_so_replays_are_consistent() {
     let address = format!("http://127.0.0.1:{}", app.port());
     let access = app.access();
     tokio::spawn(app.run_until_stopped());
-    let key = engram::auth::create_key(
-        &db.pool,
-        &engram::domain::TenantId::parse("acme").unwrap(),
-        &[engram::auth::Scope::Read, engram::auth::Scope::Ingest],
-        None,
-        None,
-    )
-    .await
-    .unwrap()
-    .secret;
+    let scopes = [engram::auth::Scope::Read, engram::auth::Scope::Ingest];
+    let new_key = engram::auth::NewKey::new(engram::domain::TenantId::parse("acme").unwrap(), &scopes);
+    let key = engram::auth::create_key(&db.pool, &new_key).await.unwrap().secret;
     let client = reqwest::Client::new();
     let event = json!({"user_id": "gil", "role": "user", "content": "We use Redis as a cache."});
     client.post(format!("{address}/v1/events")).bearer_auth(&key).json(&event).send().await.unwrap();

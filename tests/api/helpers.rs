@@ -78,7 +78,8 @@ impl TestApp {
     /// A new key for `tenant` with `scopes` (comma-separated).
     pub async fn key(&self, tenant: &str, scopes: &str) -> String {
         let scopes: Vec<Scope> = auth::parse_scopes(scopes).unwrap();
-        auth::create_key(&self.db.pool, &TenantId::parse(tenant).unwrap(), &scopes, None, None).await.unwrap().secret
+        let key = auth::NewKey::new(TenantId::parse(tenant).unwrap(), &scopes);
+        auth::create_key(&self.db.pool, &key).await.unwrap().secret
     }
 
     pub async fn post_events(&self, key: &str, body: &Value) -> reqwest::Response {

@@ -13,6 +13,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/users/{user_id}/summaries"),
     ("post", "/v1/feedback"),
     ("get", "/v1/users/{user_id}/export"),
+    ("get", "/admin/v1/users"),
     ("delete", "/admin/v1/users/{user_id}"),
     ("get", "/admin/v1/users/{user_id}/deletions"),
     ("post", "/admin/v1/users/{user_id}/memories/{memory_id}/restore"),

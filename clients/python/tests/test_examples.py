@@ -34,3 +34,14 @@ def test_the_langgraph_agent_searches_memory_with_its_tool(server, user: str) ->
         engram.add_event(user, "user", "The backend framework is FastAPI.", id="lg-1")
     out = run(server, str(EXAMPLES / "langgraph_tools.py"), user, "backend framework")
     assert out.startswith("From memory:") and "FastAPI" in out
+
+
+def test_the_langgraph_graph_keeps_its_memory_in_engram(server, user: str) -> None:
+    out = run(server, str(EXAMPLES / "langgraph_store.py"), user, "what do I ride?",
+              "remember that I ride a green bicycle to work", "what do I ride?")
+    first, noted, recalled = out.splitlines()
+    assert first == "I don't know anything about that yet."
+    assert noted == "Noted."
+    assert recalled.startswith("From memory:") and "green bicycle" in recalled
+    with Engram(api_key=server.keys["admin"], base_url=server.url) as engram:
+        assert [m.content for m in engram.list_memories(user)] == ["I ride a green bicycle to work"]

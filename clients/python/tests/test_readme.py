@@ -1,6 +1,7 @@
 """The README's "A first memory" works as written, block by block, against a real engram:
 its shell commands, its Python and its MCP host configuration; and so do the MCP
-configurations of docs/integrations.md."""
+configurations, the JSON-RPC call and the LangGraph store of docs/integrations.md (its
+TypeScript block runs in clients/typescript/test/docs.test.mjs)."""
 
 from __future__ import annotations
 
@@ -28,13 +29,42 @@ def mcp_configurations() -> list[dict]:
     return [json.loads(body)["mcpServers"]["engram"] for kind, body in BLOCKS if kind == "json"]
 
 
-async def test_the_http_configuration_connects(server) -> None:
-    config = next(c for c in mcp_configurations() if c.get("type") == "http")
-    url = config["url"].replace(README_URL, server.url)
-    headers = {name: value.replace(KEY, server.keys["reader"]) for name, value in config["headers"].items()}
-    async with httpx2.AsyncClient(headers=headers) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as client:
-            assert "get_context" in {tool.name for tool in (await client.list_tools()).tools}
+async def test_the_http_configurations_connect(server) -> None:
+    configs = [c for c in mcp_configurations() if c.get("type") == "http"]
+    assert any("X-Engram-User" in c["headers"] for c in configs)
+    for config in configs:
+        url = config["url"].replace(README_URL, server.url)
+        headers = {name: value.replace(KEY, server.keys["reader"]) for name, value in config["headers"].items()}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                assert "get_context" in {tool.name for tool in (await client.list_tools()).tools}
+                if "X-Engram-User" in headers:
+                    # The connection names its user: no user_id in the call.
+                    result = await client.call_tool("get_context", {"query": "anything"})
+                    assert not result.is_error, result
+
+
+def test_the_plain_json_rpc_call_runs(server) -> None:
+    curl = next(body for kind, body in re.findall(r"```(bash)\n(.*?)```", INTEGRATIONS, re.S) if "/mcp" in body)
+    env = {"PATH": "/usr/bin:/bin", "ENGRAM_API_KEY": server.keys["admin"]}
+    # A user of its own: the README's first memory is alice's.
+    curl = curl.replace(README_URL, server.url).replace('"alice"', '"json-rpc-user"')
+    done = subprocess.run(["bash", "-c", curl], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert not result.get("isError") and result["structuredContent"]["accepted"] == 1
+    found = httpx2.post(f"{server.url}/v1/search", headers={"Authorization": f"Bearer {server.keys['admin']}"},
+                        json={"user_id": "json-rpc-user", "query": "seat preference", "kinds": ["event"]}).json()
+    assert any("window seats" in r["content"] for r in found["results"])
+
+
+def test_the_langgraph_store_blocks_run(server) -> None:
+    section = INTEGRATIONS.split("## LangGraph's store", 1)[1].split("\n## ", 1)[0]
+    code = "\n".join(body for kind, body in re.findall(r"```(python)\n(.*?)```", section, re.S))
+    env = {"ENGRAM_API_KEY": server.keys["admin"], "ENGRAM_BASE_URL": server.url, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Alice writes code in Helix", "editor"]
 
 
 async def test_the_stdio_configuration_connects(server, tmp_path) -> None:

@@ -57,6 +57,8 @@ from ._models import (
     SessionList,
     Subgraph,
     SummaryList,
+    UserPage,
+    UserSummary,
 )
 from ._routes import Event, ListOptions, RunOptions, SearchOptions
 
@@ -68,5 +70,5 @@ __all__ = [
     "AddedMemory", "ContextItem", "ContextResponse", "Created", "Deleted", "Deletion", "DeletionList", "Explanation",
     "Entity", "EntityDetail", "EntityPage", "GraphChange", "HistoryEntry", "Ingested", "JobList", "JobOverview", "Memory", "MemoryDeleted", "MemoryDetail", "MemoryPage", "Paused",
     "PeriodSummary", "Queued", "Relation", "Run", "SearchResponse", "SearchResult", "Session", "SessionList", "ServiceStatus",
-    "Subgraph", "SummaryList", "Event", "ListOptions", "RunOptions", "SearchOptions",
+    "Subgraph", "SummaryList", "UserPage", "UserSummary", "Event", "ListOptions", "RunOptions", "SearchOptions",
 ]

@@ -195,6 +195,20 @@ class Engram(_Base):
     def forget_user(self, user_id: str) -> m.Deleted:
         return self._send(r.forget(user_id))
 
+    def users_page(self, cursor: Optional[str] = None, limit: Optional[int] = None) -> m.UserPage:
+        """A page of the tenant's users in id order (scope admin)."""
+        return self._send(r.users_page(cursor, limit))
+
+    def list_users(self, limit: Optional[int] = None) -> Iterator[m.UserSummary]:
+        """Every user of the tenant, fetched a page at a time (scope admin)."""
+        cursor: Optional[str] = None
+        while True:
+            page = self.users_page(cursor, limit)
+            yield from page.users
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     def deletions(self, user_id: str) -> m.DeletionList:
         return self._send(r.deletions(user_id))
 
@@ -368,6 +382,19 @@ class AsyncEngram(_Base):
 
     async def forget_user(self, user_id: str) -> m.Deleted:
         return await self._send(r.forget(user_id))
+
+    async def users_page(self, cursor: Optional[str] = None, limit: Optional[int] = None) -> m.UserPage:
+        return await self._send(r.users_page(cursor, limit))
+
+    async def list_users(self, limit: Optional[int] = None) -> AsyncIterator[m.UserSummary]:
+        cursor: Optional[str] = None
+        while True:
+            page = await self.users_page(cursor, limit)
+            for user in page.users:
+                yield user
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     async def deletions(self, user_id: str) -> m.DeletionList:
         return await self._send(r.deletions(user_id))

@@ -202,6 +202,20 @@ class DeletionList(_Model):
     deletions: list[Deletion]
 
 
+class UserSummary(_Model):
+    user_id: str
+    #: Conversation turns stored.
+    events: int
+    #: Active memories.
+    memories: int
+    last_activity: Optional[datetime] = None
+
+
+class UserPage(_Model):
+    users: list[UserSummary]
+    next_cursor: Optional[str] = None
+
+
 class Run(_Model):
     id: str
     job: str

@@ -68,6 +68,8 @@ class ListOptions(TypedDict, total=False):
     category: str
     status: str
     kind: str
+    #: Only memories of this key.
+    key: str
     limit: int
 
 
@@ -162,6 +164,10 @@ def export(user_id: str) -> Call[dict[str, Any]]:
 def forget(user_id: str) -> Call[m.Deleted]:
     # Forgetting twice ends the same way as forgetting once.
     return Call("DELETE", f"/admin/v1/users/{_segment(user_id)}", m.Deleted)
+
+
+def users_page(cursor: Optional[str], limit: Optional[int]) -> Call[m.UserPage]:
+    return Call("GET", "/admin/v1/users", m.UserPage, params=_clean({"cursor": cursor, "limit": limit}))
 
 
 def deletions(user_id: str) -> Call[m.DeletionList]:
