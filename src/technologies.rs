@@ -106,6 +106,12 @@ static NAMES: LazyLock<(AhoCorasick, Vec<(&'static str, &'static str)>)> = LazyL
     (automaton, names)
 });
 
+/// Whether `name` is, as a whole, one of the lexicon's names of a technology.
+pub fn is_named(name: &str) -> bool {
+    let name = name.trim().to_lowercase();
+    NAMES.1.iter().any(|(_, known)| *known == name)
+}
+
 /// Each technology named in `text`, as (key, canonical name), first mention first. A key's
 /// name is the first of its names (in the lexicon's order) that `text` holds.
 pub fn technologies(text: &str) -> Vec<(&'static str, String)> {

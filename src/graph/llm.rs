@@ -2,7 +2,9 @@
 //! and their most recently seen entities (with ids); every relation that comes back is
 //! checked before it counts, as facts are: the quote must be the user's own words, a
 //! known entity's id must be among those given, a new entity's name (or one of its
-//! aliases) must be in the message, and predicate and types must be known.
+//! aliases) must be in the message, predicate and types must be known, and the
+//! predicate must join those kinds of entity ([`Predicate::joins`]). A new entity whose
+//! name the technology lexicon holds is a technology, whatever kind the LLM gave it.
 
 use std::collections::HashMap;
 
@@ -128,8 +130,11 @@ pub async fn extract(
                     is_user: *is_user,
                 }),
                 None => {
-                    let kind = EntityType::parse(&e.kind)?;
                     let name = e.name.trim();
+                    let kind = match crate::technologies::is_named(name) {
+                        true => EntityType::Technology,
+                        false => EntityType::parse(&e.kind)?,
+                    };
                     let named = graph.aliases.all_names_of(name).iter().any(|n| said.contains(n.as_str()))
                         || said.contains(&normalise(name));
                     (named && !name.is_empty() && name.chars().count() <= 60).then(|| Mention {
@@ -148,6 +153,10 @@ pub async fn extract(
             invalid += 1;
             continue;
         };
+        if !predicate.joins(subject.kind, object.kind) {
+            invalid += 1;
+            continue;
+        }
         if ends.as_ref().is_some_and(Option::is_none) {
             invalid += 1;
             continue;

@@ -171,6 +171,25 @@ impl Predicate {
         }
     }
 
+    /// Whether an edge of this predicate can join these kinds of entity: who lives, works,
+    /// leads and reports is a person, where one lives is a place, one works at an
+    /// organisation, and what is worked on, led, used, depended or deployed on is not a
+    /// person. `Other` fits anywhere: an unknown kind is no evidence against an edge.
+    pub fn joins(self, subject: EntityType, object: EntityType) -> bool {
+        use EntityType::{Organization, Other, Person, Place, Product, Project};
+        let person = |kind| matches!(kind, Person | Other);
+        match self {
+            Self::LivesIn => person(subject) && matches!(object, Place | Other),
+            Self::LocatedIn => matches!(object, Place | Other),
+            Self::WorksAt => person(subject) && matches!(object, Organization | Project | Product | Other),
+            Self::Colleague | Self::ReportsTo => person(subject) && person(object),
+            Self::WorksOn | Self::Leads => person(subject) && object != Person,
+            Self::Uses | Self::DependsOn => !matches!(object, Person | Place),
+            Self::DeployedOn => object != Person,
+            _ => true,
+        }
+    }
+
     /// Whether it reads the same both ways (A colleague B is B colleague A).
     pub fn symmetric(self) -> bool {
         self == Self::Colleague
@@ -213,4 +232,27 @@ impl Graph {
 /// A relation as one line: `张伟 —colleague→ 李明`.
 pub fn line(subject: &str, predicate: &str, object: &str) -> String {
     format!("{subject} —{predicate}→ {object}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EntityType as T, Predicate as P};
+
+    #[test]
+    fn a_predicate_joins_only_the_kinds_it_can() {
+        assert!(P::WorksAt.joins(T::Person, T::Organization));
+        assert!(!P::WorksAt.joins(T::Person, T::Technology), "nobody works at a database");
+        assert!(P::LivesIn.joins(T::Person, T::Place) && !P::LivesIn.joins(T::Person, T::Project));
+        assert!(!P::Colleague.joins(T::Person, T::Technology));
+        assert!(P::Uses.joins(T::Project, T::Technology) && !P::Uses.joins(T::Project, T::Person));
+        assert!(P::WorksOn.joins(T::Person, T::Project) && !P::WorksOn.joins(T::Project, T::Technology));
+        assert!(P::WorksAt.joins(T::Other, T::Other), "an unknown kind is no evidence against an edge");
+    }
+
+    #[test]
+    fn the_lexicon_knows_a_technology_by_its_whole_name() {
+        assert!(crate::technologies::is_named(" PostgreSQL "));
+        assert!(!crate::technologies::is_named("PostgreSQL 17 cluster at Globex"));
+        assert!(!crate::technologies::is_named("Globex"));
+    }
 }
