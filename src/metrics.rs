@@ -29,6 +29,9 @@ pub struct Metrics {
     pub embedding_duration: HistogramVec,
     pub lookups: IntCounterVec,
     pub lookup_duration: HistogramVec,
+    /// Calls to the rerank stage's endpoint, by outcome (`ok`, `timeout`, `error`).
+    pub rerank_calls: IntCounterVec,
+    pub rerank_duration: HistogramVec,
     pub corrections: IntCounterVec,
     pub job_runs: IntCounterVec,
     pub job_duration: HistogramVec,
@@ -174,6 +177,19 @@ impl Metrics {
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },
+            rerank_calls: counter(
+                &r,
+                "engram_rerank_calls_total",
+                "Calls to the rerank endpoint, by outcome; any but ok kept engram's own order",
+                &["outcome"],
+            ),
+            rerank_duration: histogram(
+                &r,
+                "engram_rerank_duration_seconds",
+                "Time of one call to the rerank endpoint",
+                &[],
+                &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0],
+            ),
             memories: gauge(&r, "engram_memories", "Memories by status", &["status"]),
             entities: gauge(&r, "engram_entities", "Graph entities by status", &["status"]),
             relations: gauge(&r, "engram_relations", "Graph relations by status", &["status"]),
@@ -255,7 +271,7 @@ impl Metrics {
     /// (the text exposition leaves out families without any).
     pub fn names(&self) -> Vec<String> {
         use prometheus::core::Collector;
-        let collectors: [&dyn Collector; 23] = [
+        let collectors: [&dyn Collector; 25] = [
             &self.http_requests,
             &self.http_duration,
             &self.llm_requests,
@@ -265,6 +281,8 @@ impl Metrics {
             &self.embedding_duration,
             &self.lookups,
             &self.lookup_duration,
+            &self.rerank_calls,
+            &self.rerank_duration,
             &self.corrections,
             &self.job_runs,
             &self.job_duration,

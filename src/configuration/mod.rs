@@ -4,6 +4,7 @@
 //! Unknown keys and mistyped values are startup errors that name the key.
 
 mod graph;
+mod rerank;
 mod search;
 mod sections;
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use graph::GraphSettings;
+pub use rerank::RerankSettings;
 pub use search::SearchSettings;
 pub use sections::*;
 
@@ -26,6 +28,7 @@ pub struct Settings {
     pub database: DatabaseSettings,
     pub ingest: IngestSettings,
     pub search: SearchSettings,
+    pub rerank: RerankSettings,
     pub graph: GraphSettings,
     pub corrections: CorrectionSettings,
     pub log: LogSettings,
@@ -126,7 +129,7 @@ impl Settings {
                 return invalid(key, "must be between 1 and 1000");
             }
         }
-        if let Err(problem) = self.graph.check() {
+        if let Err(problem) = self.graph.check().and_then(|()| self.rerank.check()) {
             return Err(ConfigError::Invalid(problem));
         }
         if self.ingest.session_idle_minutes == 0 {

@@ -15,12 +15,14 @@ mod llm;
 mod local;
 mod openai;
 mod prompt;
+mod rerank;
 pub mod retry;
 
 pub use embedder::Embedder;
 pub use embedding::Embedding;
 pub use llm::{Llm, TokenBudget, extract_json};
 pub use prompt::{Prompt, Prompts};
+pub use rerank::Reranker;
 
 /// Why a model call failed. The `Display` text is safe to log: it never holds
 /// prompts, completions, input texts or keys.

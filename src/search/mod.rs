@@ -46,6 +46,7 @@ mod lookups;
 mod present;
 mod query;
 pub mod relations;
+mod rerank;
 mod score;
 mod summaries;
 pub mod when;
@@ -291,6 +292,8 @@ pub struct Lookup<'a> {
     pub decay: &'a crate::memories::decay::DecayParams,
     pub graph: &'a crate::graph::Graph,
     pub access: &'a crate::access::AccessRecorder,
+    /// The rerank stage, if one is configured ([`rerank`]).
+    pub reranker: Option<&'a crate::models::Reranker>,
     pub now: DateTime<Utc>,
 }
 

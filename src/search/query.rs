@@ -8,7 +8,7 @@ use super::events::EventLookup;
 use super::facts::MemoryLookup;
 use super::relations::{self, RelationQuery};
 use super::terms::terms;
-use super::{Lookup, SearchQuery, SearchResult, present, score, summaries, when};
+use super::{Lookup, SearchQuery, SearchResult, present, rerank, score, summaries, when};
 use crate::configuration::SearchSettings;
 use crate::domain::{ResultKind, TenantId};
 use crate::models::ModelError;
@@ -99,6 +99,9 @@ pub async fn run(
         score_all(&mut reached, query, settings, window);
         results.extend(reached);
         sort(&mut results);
+    }
+    if let Some(reranker) = lookup.reranker {
+        rerank::reorder(reranker, &query.text, &mut results).await;
     }
     if query.as_of.is_none() && window.is_none() && present::asks(&query.text) {
         present::newest_first(scans.get().await?, tenant, &mut results).await?;

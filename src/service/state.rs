@@ -25,6 +25,8 @@ pub struct AppState {
     pub metrics: Metrics,
     pub embedder: Arc<Embedder>,
     pub llm: Option<Arc<Llm>>,
+    /// The rerank stage's endpoint, when `rerank.url` names one.
+    pub reranker: Option<crate::models::Reranker>,
     pub access: Arc<AccessRecorder>,
     /// Embeds the events this process stores, in the background.
     pub vectors: crate::event_vectors::EventVectors,
@@ -54,7 +56,9 @@ impl AppState {
     ) -> anyhow::Result<Self> {
         let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
+        let reranker = crate::models::Reranker::from_settings(&settings.rerank, &metrics)?;
         Ok(Self {
+            reranker,
             limits: crate::auth::RateLimits::new(settings.server.rate_limit),
             graph: crate::graph::Graph::new(&settings.graph),
             vectors: crate::event_vectors::EventVectors::start(db.clone(), embedder.clone()),
@@ -83,6 +87,7 @@ impl AppState {
             decay: &self.decay,
             graph: &self.graph,
             access: &self.access,
+            reranker: self.reranker.as_ref(),
             now: self.clock.now(),
         }
     }

@@ -133,6 +133,7 @@ fn setting_keys() -> BTreeSet<String> {
         ("database", fields_of::<DatabaseSettings>()),
         ("ingest", fields_of::<IngestSettings>()),
         ("search", fields_of::<SearchSettings>()),
+        ("rerank", fields_of::<RerankSettings>()),
         ("graph", fields_of::<GraphSettings>()),
         ("corrections", fields_of::<CorrectionSettings>()),
         ("log", fields_of::<LogSettings>()),

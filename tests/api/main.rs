@@ -34,6 +34,7 @@ mod pipeline;
 mod processes;
 mod read_api;
 mod reembed;
+mod rerank;
 mod search;
 mod sharper_facts;
 mod user_indexes;
