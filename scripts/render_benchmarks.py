@@ -23,6 +23,7 @@ named above each table on one machine and renders this page from what they print
 scripts/benchmarks                      # performance (engram bench --quick) and quality (engram eval)
 BENCH_ARGS="search --clients 8" scripts/benchmarks bench
 LOCOMO=path/to/locomo.json scripts/benchmarks locomo
+LLM_URL=http://127.0.0.1:8091/v1 LLM_MODEL=qwen LLM_NAME="what the model is" scripts/benchmarks llm
 ```
 
 Figures on a shared machine move by a fifth to a third from hour to hour. Compare two
@@ -58,7 +59,7 @@ release code on the machine it runs on, in databases of its own (`engram_bench`,
 run on a simulated clock, then asks their questions through `POST /v1/search`; `engram
 eval --locomo FILE` does the same for a LoCoMo dataset and also scores `/context` and
 three transcript retrievers a user might pick instead. [docs/evaluation.md](docs/evaluation.md)
-describes both. No LLM is configured.
+describes both. No LLM is configured, except in the section that says so.
 """
 
 
@@ -144,6 +145,29 @@ def locomo(reports: dict[str, dict]) -> list[str]:
     return out
 
 
+def with_llm(report: dict) -> list[str]:
+    out = ["## Memory quality with a local LLM: `engram eval --llm-url`", ""]
+    out.append(
+        f"Measured {report['date']} with {report['model']}, served by an OpenAI-compatible server on the same "
+        "machine, against the same scenarios without an LLM (the default embedding model), category by "
+        "category. An LLM's findings go beside the rules' ([models](docs/models.md#the-llm))."
+    )
+    out += ["", f"`{report['command']}`", ""]
+    out += ["| scenario | F1 without | F1 with | precision with | recall with |", "|---|---|---|---|---|"]
+    without, with_ = report["without_llm"], report["with_llm"]
+    names = list(without["categories"]) + ["**overall**"]
+    for name in names:
+        a = without["overall"] if name == "**overall**" else without["categories"][name]
+        b = with_["overall"] if name == "**overall**" else with_["categories"][name]
+        if a["no_hit_questions"] == a["questions"]:
+            continue
+        cells = [ratio(a["f1"]), ratio(b["f1"]), ratio(b["precision"]), ratio(b["recall"])]
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    out += ["", f"{without['raw_events']} raw events became {without['memory_items']} memory items without the LLM "
+            f"and {with_['memory_items']} with it."]
+    return out
+
+
 def render(directory: Path) -> str:
     machine = load(directory, "machine") or {}
     parts = [METHOD.rstrip("\n")]
@@ -156,6 +180,8 @@ def render(directory: Path) -> str:
     locomos = {m: r for m in models if (r := load(directory, f"locomo-{m}")) is not None}
     if locomos:
         parts.append("\n".join(locomo(locomos)))
+    if (report := load(directory, "eval-llm")) is not None:
+        parts.append("\n".join(with_llm(report)))
     return "\n\n".join(parts) + "\n"
 
 
