@@ -1,5 +1,5 @@
-//! Listings of a user's sessions (level-1 summaries) and period summaries (level 2),
-//! latest first, as the API serves them. Read on the read pool; the jobs write them.
+//! Listings of a user's raw turns, sessions (level-1 summaries) and period summaries
+//! (level 2), latest first, as the API serves them. Read on the read pool; the jobs write them.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
@@ -67,6 +67,48 @@ pub async fn latest_periods(
     )
     .bind(tenant.as_str())
     .bind(user.as_str())
+    .bind(limit)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// One raw turn as a listing shows it.
+#[derive(Debug, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Turn {
+    pub id: Uuid,
+    pub session_id: String,
+    /// `user`, `assistant`, `tool` or `system`
+    pub role: String,
+    pub content: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The user's turns newest first (of one session if `session` is given), `limit` of
+/// them, those older than the turn `before` when it is given; an unknown `before`
+/// yields nothing.
+pub async fn turns(
+    db: &Database,
+    tenant: &TenantId,
+    user: &UserId,
+    session: Option<&str>,
+    before: Option<Uuid>,
+    limit: i64,
+) -> sqlx::Result<Vec<Turn>> {
+    let mut tx = begin_tenant_tx(&db.read_pool, tenant).await?;
+    let rows = sqlx::query_as(
+        "SELECT id, session_id, role, content, created_at
+           FROM events e
+          WHERE tenant_id = $1 AND user_id = $2 AND ($3::text IS NULL OR session_id = $3)
+            AND ($4::uuid IS NULL OR (created_at, id) < (SELECT b.created_at, b.id FROM events b
+                                                         WHERE b.tenant_id = $1 AND b.user_id = $2 AND b.id = $4))
+          ORDER BY created_at DESC, id DESC LIMIT $5",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(session)
+    .bind(before)
     .bind(limit)
     .fetch_all(&mut *tx)
     .await?;

@@ -74,6 +74,7 @@ impl Application {
         };
         let state = api_state(db.clone(), settings, metrics, (embedder, llm), access.clone(), jobs.clone(), clock)?;
         let cors_origins = state.settings.server.cors_origins.clone();
+        let console = state.settings.server.console;
         let metrics_listener = match &state.settings.server.metrics_bind {
             Some(bind) => Some(
                 TcpListener::bind(bind).with_context(|| format!("cannot listen on {bind} (server.metrics_bind)"))?,
@@ -109,6 +110,9 @@ impl Application {
                 .configure(|cfg| {
                     if role.serves_api() {
                         cfg.service(crate::mcp::scope(state.clone(), mcp_sessions.clone()));
+                        if console {
+                            cfg.service(http::console::scope());
+                        }
                     }
                 })
         })

@@ -202,29 +202,40 @@ pub struct UserSummary {
     pub events: i64,
     /// Active memories (facts and insights).
     pub memories: i64,
+    pub sessions: i64,
+    /// Active entities of the knowledge graph.
+    pub entities: i64,
     /// The newest turn's time, or the newest memory's when there is no turn.
     pub last_activity: Option<chrono::DateTime<chrono::Utc>>,
 }
 
+/// The counts a [`UserSummary`] shows, for the users of `page` (a subquery naming
+/// `user_id`s), in id order.
+const SUMMARY: &str = "
+    SELECT p.user_id,
+           (SELECT count(*) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id) AS events,
+           (SELECT count(*) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id
+               AND m.status = 'active') AS memories,
+           (SELECT count(*) FROM sessions s WHERE s.tenant_id = $1 AND s.user_id = p.user_id) AS sessions,
+           (SELECT count(*) FROM entities g WHERE g.tenant_id = $1 AND g.user_id = p.user_id
+               AND g.status = 'active') AS entities,
+           coalesce((SELECT max(e.created_at) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id),
+                    (SELECT max(m.updated_at) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id))
+               AS last_activity
+      FROM page p ORDER BY p.user_id";
+
 /// A page of the tenant's users in id order, after `after`: anyone with a turn or a memory.
 pub async fn list(db: &Database, tenant: &TenantId, after: Option<&str>, limit: i64) -> sqlx::Result<Vec<UserSummary>> {
     let mut tx = db.tenant_tx(tenant).await?;
-    let found = sqlx::query_as(
+    // SUMMARY is a constant: nothing of the caller's reaches the statement's text.
+    let found = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "WITH page AS (
              SELECT user_id FROM (
                  SELECT DISTINCT user_id FROM events WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
                  UNION
                  SELECT DISTINCT user_id FROM memories WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
-             ) u ORDER BY user_id LIMIT $3)
-         SELECT p.user_id,
-                (SELECT count(*) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id) AS events,
-                (SELECT count(*) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id
-                    AND m.status = 'active') AS memories,
-                coalesce((SELECT max(e.created_at) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id),
-                         (SELECT max(m.updated_at) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id))
-                    AS last_activity
-           FROM page p ORDER BY p.user_id",
-    )
+             ) u ORDER BY user_id LIMIT $3) {SUMMARY}"
+    )))
     .bind(tenant.as_str())
     .bind(after)
     .bind(limit)
@@ -232,6 +243,19 @@ pub async fn list(db: &Database, tenant: &TenantId, after: Option<&str>, limit: 
     .await?;
     tx.commit().await?;
     Ok(found)
+}
+
+/// One user's counts, or `None` when engram holds no turn and no memory of them.
+pub async fn summary(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Result<Option<UserSummary>> {
+    let mut tx = db.tenant_tx(tenant).await?;
+    let found: Option<UserSummary> =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!("WITH page AS (SELECT $2::text AS user_id) {SUMMARY}")))
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+    tx.commit().await?;
+    Ok(found.filter(|u| u.events > 0 || u.memories > 0 || u.last_activity.is_some()))
 }
 
 /// `hmac:` and the hex HMAC-SHA256 of `tenant/user` under the installation's audit secret.

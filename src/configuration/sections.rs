@@ -28,6 +28,8 @@ pub struct ServerSettings {
     /// `Host` values `/mcp` answers to (names, or `host:port`); any other is refused, a
     /// defence against DNS rebinding. Add the names a deployment is reached under.
     pub mcp_hosts: Vec<String>,
+    /// Whether the API listener serves the web console at `/console`.
+    pub console: bool,
 }
 
 impl Default for ServerSettings {
@@ -42,6 +44,7 @@ impl Default for ServerSettings {
             cors_origins: Vec::new(),
             metrics_bind: None,
             mcp_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            console: true,
         }
     }
 }

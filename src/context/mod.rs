@@ -16,8 +16,10 @@
 //! 5. **Recent conversations**, then **Earlier periods**: the latest session and period
 //!    summaries, while budget remains.
 //!
-//! A line already written (a turn of the current session found again by the query) is
-//! not repeated; a section's unused share goes to the sections after it.
+//! For a question about the present ("where does she live now?"), a profile line or a
+//! relation that a newer relevant result on its topic changed is left out: it is history
+//! there, and the newer line answers. A line already written (a turn of the current
+//! session found again by the query) is not repeated; a section's unused share goes to the sections after it.
 //!
 //! `context/assemble.rs` packs the sections into the budget; `context/read.rs` reads what
 //! they hold and writes it as dated lines.
@@ -107,6 +109,12 @@ pub async fn build(
         Some(text) => relations(lookup, tenant, user, text, &relevant).await?,
         None => Vec::new(),
     };
+    let (profile, relations) = match request.query {
+        Some(text) if crate::search::present::asks(text) => {
+            without_changed(db, tenant, profile, relations, &relevant).await?
+        }
+        _ => (profile, relations),
+    };
     let relevant = relevant.into_iter().map(dated).collect();
     let working_budget = (lookup.settings.context_working_share * request.max_tokens as f64).floor() as usize;
     let working = latest_within(working, WORKING_HEADING, working_budget);
@@ -153,6 +161,24 @@ async fn relations(
         .take(MAX_CHAINS)
         .map(|(id, chain)| Candidate { id: id.clone(), kind: ResultKind::Relation, content: chain.clone() })
         .collect())
+}
+
+/// The profile and relations without the lines a newer relevant result on their topic
+/// changed: for a question about the present they are history, not what stands (see
+/// [`crate::search::present`]).
+async fn without_changed(
+    db: &crate::db::Database,
+    tenant: &TenantId,
+    profile: Vec<Candidate>,
+    relations: Vec<Candidate>,
+    relevant: &[SearchResult],
+) -> Result<(Vec<Candidate>, Vec<Candidate>), ContextError> {
+    let standing: Vec<uuid::Uuid> = profile.iter().chain(&relations).filter_map(|c| c.id.parse().ok()).collect();
+    let mut tx = crate::db::begin_tenant_tx(&db.read_pool, tenant).await?;
+    let changed = crate::search::present::changed(&mut tx, tenant, &standing, relevant).await?;
+    tx.commit().await?;
+    let stands = |c: &Candidate| c.id.parse().map_or(true, |id| !changed.contains(&id));
+    Ok((profile.into_iter().filter(stands).collect(), relations.into_iter().filter(stands).collect()))
 }
 
 /// Chains the relations section holds at most.

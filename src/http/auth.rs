@@ -14,7 +14,7 @@ use std::ops::Deref;
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, get, web};
 
 use super::error::ApiError;
 use super::state::AppState;
@@ -98,4 +98,19 @@ impl<N: Need> FromRequest for Authorized<N> {
             Some(principal) => check::<N>(&principal).map(|()| Self { principal, need: PhantomData }),
         })
     }
+}
+
+#[utoipa::path(
+    tag = "operations",
+    responses((status = 200, description = "The calling key: tenant, scopes, bound user", body = crate::service::scopes::Caller),
+              (status = 401, description = "No valid key", body = super::openapi::ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/v1/whoami")]
+async fn whoami(principal: Authorized<need::AnyKey>) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok().json(crate::service::scopes::caller(&principal))
+}
+
+pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    cfg.service(whoami);
 }

@@ -3,6 +3,7 @@
 //! file ends in a `configure` function that registers its routes.
 
 pub mod auth;
+pub mod console;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -29,6 +30,7 @@ use state::AppState;
 /// Every route engram serves, each also described in the OpenAPI document.
 pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     health::configure(cfg);
+    auth::configure(cfg);
     events::configure(cfg);
     search::configure(cfg);
     feedback::configure(cfg);

@@ -20,7 +20,7 @@ use crate::domain::event::RawEvent;
         (name = "events", description = "Appending conversation events"),
         (name = "lookups", description = "Search and prompt-ready context"),
         (name = "users", description = "Per-user listings, export and deletion"),
-        (name = "operations", description = "Health, readiness, metrics"),
+        (name = "operations", description = "Health, readiness, metrics, the calling key"),
         (name = "jobs", description = "Consolidation jobs: schedules, runs, triggers"),
     )
 )]

@@ -1,5 +1,5 @@
-//! Per-user resources: memories (listing, detail, add, edit, delete, restore),
-//! sessions, period summaries, export and deletion. Each handler calls one operation of
+//! Per-user resources: the user's counts, memories (listing, detail, add, edit,
+//! delete, restore), raw turns, sessions, period summaries, export and deletion. Each handler calls one operation of
 //! [`crate::service`].
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
@@ -13,7 +13,10 @@ use super::state::AppState;
 use crate::service::memories::{
     self, AddedMemory, LIST_PARAMS, MemoryDeleted, MemoryDetail, MemoryEdit, MemoryPage, NewMemoryRequest,
 };
-use crate::service::users::{self, Deleted, DeletionList, Export, SessionList, SummaryList, UserPage};
+use crate::service::users::{
+    self, Deleted, DeletionList, Export, SessionList, SummaryList, TURN_PARAMS, TurnPage, UserPage,
+};
+use crate::users::UserSummary;
 
 #[utoipa::path(
     tag = "users",
@@ -50,6 +53,41 @@ async fn get_memory(
 ) -> Result<HttpResponse, ApiError> {
     let (user, id) = path.into_inner();
     Ok(HttpResponse::Ok().json(memories::detail(&state, &principal, user, &id).await?))
+}
+
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path)),
+    responses((status = 200, description = "What engram holds of the user, counted", body = UserSummary), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              (status = 404, description = "engram holds no turn and no memory of this user", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/v1/users/{user_id}")]
+async fn get_user(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Read>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(users::summary(&state, &principal, path.into_inner()).await?))
+}
+
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path), ("session_id" = Option<String>, Query, description = "Only this session's turns"),
+           ("limit" = Option<i64>, Query, description = "1–200, default 50"),
+           ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "Raw turns, newest first", body = TurnPage), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/v1/users/{user_id}/events")]
+async fn list_turns(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Read>,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let params = extract::query(&req, TURN_PARAMS)?;
+    Ok(HttpResponse::Ok().json(users::turns(&state, &principal, path.into_inner(), &params).await?))
 }
 
 #[utoipa::path(
@@ -240,6 +278,8 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(delete_memory)
         .service(list_memories)
         .service(get_memory)
+        .service(get_user)
+        .service(list_turns)
         .service(list_sessions)
         .service(list_summaries)
         .service(export_user)

@@ -43,7 +43,7 @@
 mod events;
 mod facts;
 mod lookups;
-mod present;
+pub mod present;
 mod query;
 pub mod relations;
 mod rerank;

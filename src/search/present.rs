@@ -8,8 +8,12 @@
 //! the history the newer one changed, and often what a question means after all.
 //! Without a word of the present, with a time phrase ("what was she reading in May
 //! 2023") or with `as_of`, nothing moves.
+//!
+//! The same test tells the context which standing lines a present question has
+//! outdated ([`changed`]): a profile fact or a relation with a newer result on its topic
+//! is history there, not what stands.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
@@ -47,24 +51,12 @@ pub async fn newest_first(
     tenant: &TenantId,
     results: &mut [SearchResult],
 ) -> sqlx::Result<()> {
-    let ids = |kinds: &[ResultKind]| -> Vec<Uuid> {
-        results.iter().filter(|r| kinds.contains(&r.kind)).filter_map(|r| r.id.parse().ok()).collect()
-    };
-    let (memories, events) = (ids(&[ResultKind::Fact, ResultKind::Insight]), ids(&[ResultKind::Event]));
-    if memories.len() + events.len() < 2 {
+    if results.iter().filter(|r| matches!(r.kind, ResultKind::Fact | ResultKind::Insight | ResultKind::Event)).count()
+        < 2
+    {
         return Ok(());
     }
-    let rows: Vec<(Uuid, pgvector::Vector)> = sqlx::query_as(
-        "SELECT id, embedding::vector FROM memories WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL
-         UNION ALL
-         SELECT id, embedding::vector FROM events WHERE tenant_id = $1 AND id = ANY($3) AND embedding IS NOT NULL",
-    )
-    .bind(tenant.as_str())
-    .bind(&memories)
-    .bind(&events)
-    .fetch_all(conn)
-    .await?;
-    let vectors: HashMap<String, Vec<f32>> = rows.into_iter().map(|(id, v)| (id.to_string(), v.to_vec())).collect();
+    let vectors = vectors(conn, tenant, results).await?;
     // Newest first, so that a result is compared with newer ones already in place.
     let mut order: Vec<usize> = (0..results.len()).filter(|&i| vectors.contains_key(&results[i].id)).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(said_at(&results[i])));
@@ -96,6 +88,64 @@ pub async fn newest_first(
     }
     results.sort_by(|a, b| b.score.total_cmp(&a.score));
     Ok(())
+}
+
+/// Of `standing` (ids of memories and relations a context shows as what stands), those
+/// that a result of `found` said later on the same topic has changed.
+pub async fn changed(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    standing: &[Uuid],
+    found: &[SearchResult],
+) -> sqlx::Result<HashSet<Uuid>> {
+    if standing.is_empty() || found.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let old: Vec<(Uuid, DateTime<Utc>, pgvector::Vector)> = sqlx::query_as(
+        "SELECT id, coalesce(valid_from, created_at), embedding::vector FROM memories
+          WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL
+         UNION ALL
+         SELECT id, valid_from, embedding::vector FROM relations
+          WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL",
+    )
+    .bind(tenant.as_str())
+    .bind(standing)
+    .fetch_all(&mut *conn)
+    .await?;
+    let new = vectors(conn, tenant, found).await?;
+    Ok(old
+        .into_iter()
+        .filter(|(id, at, vector)| {
+            let vector = vector.as_slice();
+            found.iter().any(|r| {
+                r.id != id.to_string() && said_at(r) > *at && new.get(&r.id).is_some_and(|v| same_topic(vector, v))
+            })
+        })
+        .map(|(id, _, _)| id)
+        .collect())
+}
+
+/// The stored vectors of the facts, insights and raw turns among `results`, by id.
+async fn vectors(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    results: &[SearchResult],
+) -> sqlx::Result<HashMap<String, Vec<f32>>> {
+    let ids = |kinds: &[ResultKind]| -> Vec<Uuid> {
+        results.iter().filter(|r| kinds.contains(&r.kind)).filter_map(|r| r.id.parse().ok()).collect()
+    };
+    let (memories, events) = (ids(&[ResultKind::Fact, ResultKind::Insight]), ids(&[ResultKind::Event]));
+    let rows: Vec<(Uuid, pgvector::Vector)> = sqlx::query_as(
+        "SELECT id, embedding::vector FROM memories WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL
+         UNION ALL
+         SELECT id, embedding::vector FROM events WHERE tenant_id = $1 AND id = ANY($3) AND embedding IS NOT NULL",
+    )
+    .bind(tenant.as_str())
+    .bind(&memories)
+    .bind(&events)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|(id, v)| (id.to_string(), v.to_vec())).collect())
 }
 
 fn same_topic(a: &[f32], b: &[f32]) -> bool {

@@ -31,6 +31,16 @@ pub mod need {
     /// Job runs and their records: a tenant's admin for its own, an operator for all.
     pub struct Jobs;
 
+    /// Any valid key, whatever its scopes: what a key may learn of itself.
+    pub struct AnyKey;
+
+    impl Need for AnyKey {
+        const SCOPE: Scope = Scope::Read;
+
+        fn allows(_: &Principal) -> bool {
+            true
+        }
+    }
     impl Need for Read {
         const SCOPE: Scope = Scope::Read;
     }
@@ -64,6 +74,27 @@ pub fn user(principal: &Principal, user: impl Into<String>) -> Result<UserId, Er
     match &principal.user {
         Some(bound) if *bound != user => Err(Error::OtherUser(bound.clone())),
         _ => Ok(user),
+    }
+}
+
+/// The calling key as `GET /v1/whoami` shows it.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Caller {
+    pub key_id: uuid::Uuid,
+    pub tenant: String,
+    /// Of `read`, `ingest`, `admin`, `operator`.
+    pub scopes: Vec<&'static str>,
+    /// The one user the key reaches, if it is bound to one.
+    pub user_id: Option<String>,
+}
+
+/// Who `principal` is and what it may do; every valid key may ask.
+pub fn caller(principal: &Principal) -> Caller {
+    Caller {
+        key_id: principal.key_id,
+        tenant: principal.tenant.as_str().to_owned(),
+        scopes: principal.scopes.iter().map(|s| s.as_str()).collect(),
+        user_id: principal.user.as_ref().map(|u| u.as_str().to_owned()),
     }
 }
 

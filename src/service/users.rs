@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use super::input::Params;
 use super::{AppState, Error, scopes};
 use crate::auth::Principal;
-use crate::domain::UserId;
+use crate::domain::{UserId, ValidationError};
 use crate::{sessions, users};
 
 /// The longest page a listing serves.
@@ -60,6 +60,41 @@ pub async fn list(state: &AppState, principal: &Principal, params: &Params) -> R
     let users = users::list(&state.db, &principal.tenant, after.as_ref().map(UserId::as_str), limit).await?;
     let next_cursor = (users.len() as i64 == limit).then(|| users.last().map(|u| u.user_id.clone())).flatten();
     Ok(UserPage { users, next_cursor })
+}
+
+/// One user's counts; [`Error::NotFound`] when engram holds nothing of them.
+pub async fn summary(state: &AppState, principal: &Principal, user: String) -> Result<users::UserSummary, Error> {
+    let user = scopes::user(principal, user)?;
+    users::summary(&state.db, &principal.tenant, &user)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("engram holds nothing of user `{user}`")))
+}
+
+/// A page of raw turns, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct TurnPage {
+    pub events: Vec<sessions::Turn>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The parameters of a turn listing.
+pub const TURN_PARAMS: &[&str] = &["session_id", "limit", "cursor"];
+
+/// The user's raw turns newest first, of one session when `session_id` is given;
+/// `limit` 1–200, 50 when absent.
+pub async fn turns(state: &AppState, principal: &Principal, user: String, params: &Params) -> Result<TurnPage, Error> {
+    let (user, limit) = (scopes::user(principal, user)?, params.int("limit", 50, 1..=MAX_PAGE)?);
+    let before = params
+        .text("cursor")
+        .map(|c| {
+            c.parse::<uuid::Uuid>().map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned"))
+        })
+        .transpose()?;
+    let session = params.text("session_id");
+    let events = sessions::turns(&state.db, &principal.tenant, &user, session, before, limit).await?;
+    let next_cursor = (events.len() as i64 == limit).then(|| events.last().map(|e| e.id.to_string())).flatten();
+    Ok(TurnPage { events, next_cursor })
 }
 
 /// Served by `GET /admin/v1/users/{user_id}/deletions`.

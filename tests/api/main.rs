@@ -5,6 +5,7 @@ mod admin_jobs;
 mod auth;
 mod cleanup;
 mod connections;
+mod console;
 mod consolidation;
 mod consolidation_llm;
 mod context;

@@ -1,0 +1,308 @@
+"""The web console in a real headless Chromium against a real engram, served behind a
+path prefix: what an operator does with it, and what it must never do."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.support.ui import Select
+
+from conftest import ROOT, XSS_MEMORY, XSS_TURNS
+
+POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+          "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def memory_row(console, content: str):
+    rows = [r for r in console.all("#memories tr[data-memory-id]") if content in r.text]
+    return rows[0] if rows else None
+
+
+def test_signing_in_shows_the_tenant_and_scopes_and_keeps_the_key_out_of_urls(console, engram, proxy):
+    console.open()
+    console.find("#key").send_keys("egm_not_a_key")
+    console.find("#signin button[type=submit]").click()
+    console.wait_until(lambda: "refused" in console.text(".signin-status"), "a wrong key is refused")
+
+    console.sign_in(engram.keys["admin"])
+    assert console.text("#tenant") == "acme"
+    assert {"read", "ingest", "admin", "operator"} <= set(console.text("#scopes").split())
+    console.wait_until(lambda: len(console.all("#users tr[data-user]")) == 2, "the admin key lists the tenant's users")
+    assert [r.get_attribute("data-user") for r in console.all("#users tr[data-user]")] == ["ana", "mallory"]
+    console.idle()
+    console.screenshot("users")
+
+    key = engram.keys["admin"]
+    assert console.driver.execute_script("return sessionStorage.getItem('engram.key')") == key
+    assert console.driver.execute_script("return localStorage.length") == 0
+    assert not any(key in path for path in proxy.paths), "the key never travels in a URL"
+    assert key not in console.driver.current_url
+
+
+def test_a_user_is_found_by_id_with_their_counts(console, engram, api):
+    console.sign_in(engram.keys["admin"])
+    console.find("#find-user input[name=user]").send_keys("nobody-here")
+    console.find("#find-user button").click()
+    console.wait_for("#not-found")
+
+    field = console.find("#find-user input[name=user]")
+    field.clear()
+    field.send_keys("ana")
+    console.find("#find-user button").click()
+    console.wait_for(".stat[data-stat=memories]")
+    expected = api.get("/v1/users/ana")
+    for stat in ("memories", "events", "sessions", "entities"):
+        assert console.text(f".stat[data-stat={stat}] .stat-value") == str(expected[stat]), stat
+    assert expected["events"] == 11 and expected["sessions"] == 3
+    console.screenshot("user")
+
+
+def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console, engram):
+    console.sign_in(engram.keys["admin"])
+    console.go("#/users/ana/memories")
+    Select(console.find("#memory-filters select[name=status]")).select_by_value("evicted")
+    console.find("#memory-filters button").click()
+    console.wait_until(lambda: console.all("#memories tr[data-memory-id]"), "an evicted memory is listed")
+    console.all("#memories tr[data-memory-id] a")[0].click()
+    console.wait_for("#history li[data-action=evicted]")
+    labels = [li.get_attribute("data-label") for li in console.all("#history li")]
+    assert labels[0] == "created" and labels[-1] == "evicted", labels
+    evicted = console.find("#history li[data-action=evicted]")
+    console.wait_until(lambda: "evict run" in evicted.text, "the eviction names its job run")
+    created = console.find("#history li[data-action=created]")
+    console.wait_until(lambda: "extract_facts run" in created.text, "the creation names its job run")
+    assert "extracted by rules" in created.text
+
+    console.find("button[data-action=restore]").click()
+    console.wait_for("#history li[data-action=restored]")
+    assert "active" in console.text("dl.facts")
+
+    Select(console.find("#memory-filters select[name=status]")).select_by_value("merged")
+    console.find("#memory-filters button").click()
+    console.wait_until(lambda: memory_row(console, "We really like FastAPI"), "the restatement is merged")
+    memory_row(console, "We really like FastAPI").find_element("css selector", "a").click()
+    console.wait_for("#history li[data-action=merged]")
+    assert "the same fact, said again" in console.text("#history li[data-action=merged]")
+
+    Select(console.find("#memory-filters select[name=status]")).select_by_value("active")
+    console.find("#memory-filters button").click()
+    console.wait_until(lambda: memory_row(console, "Our backend framework is FastAPI."), "the keyed fact is active")
+    memory_row(console, "Our backend framework is FastAPI.").find_element("css selector", "a").click()
+    console.wait_for("#history li[data-label='absorbed a duplicate']")
+    assert "framework" in console.text("dl.facts")
+    console.idle()
+    console.full_screenshot("memory")
+
+
+def test_an_edited_then_deleted_memory_is_gone_from_search(console, engram, api):
+    console.sign_in(engram.keys["admin"])
+    console.go("#/users/ana/memories")
+    console.wait_until(lambda: memory_row(console, "dark mode"), "the preference is listed")
+    memory_row(console, "dark mode").find_element("css selector", "a").click()
+    console.find("button[data-action=edit]").click()
+    content = console.find("#edit-memory textarea[name=content]")
+    content.clear()
+    content.send_keys("I prefer dark mode in every editor and terminal.")
+    console.find("#edit-memory button[data-action=save]").click()
+    console.wait_until(lambda: console.text("#memory-content") == "I prefer dark mode in every editor and terminal.",
+                       "the edit is saved")
+    updated = console.find("#history li[data-action=updated]")
+    assert "I prefer dark mode in every editor." in updated.text and "and terminal" in updated.text
+
+    console.find("button[data-action=pin]").click()
+    console.wait_until(lambda: "pinned\nyes" in console.text("dl.facts"), "the memory is pinned")
+
+    console.go("#/search")
+    search_for = console.find("#search input[name=query]")
+    search_for.send_keys("dark mode terminal")
+    console.find("#search button[type=submit]").click()
+    console.wait_until(lambda: "and terminal" in console.text("#results"), "search finds the edited memory")
+
+    console.go("#/users/ana/memories")
+    console.wait_until(lambda: memory_row(console, "and terminal"), "the edited memory is listed")
+    memory_row(console, "and terminal").find_element("css selector", "a").click()
+    console.find("button[data-action=delete]").click()
+    console.find(".confirm input[name=sources]").click()
+    console.find("button[data-action=confirm-delete]").click()
+    console.wait_until(lambda: "Deleted" in console.text("#flash"), "the deletion is confirmed")
+    console.wait_until(lambda: console.all("#memories tr[data-memory-id]") and not memory_row(console, "dark mode"),
+                       "the memory left the list")
+
+    console.go("#/search")
+    console.find("#search button[type=submit]").click()  # the same query, kept by the page
+    console.wait_for("#search-summary")
+    console.idle()
+    assert "dark mode" not in console.text("#results"), "neither the memory nor the turn it came from is found"
+    found = api.post("/v1/search", {"user_id": "ana", "query": "dark mode terminal", "kinds": ["fact", "insight", "event"]})
+    assert not any("dark mode" in r["content"] for r in found["results"])
+
+
+def test_the_graph_draws_a_three_hop_path_and_answers_as_of(console, engram):
+    console.sign_in(engram.keys["admin"])
+    console.go("#/users/ana/graph")
+    console.wait_until(lambda: len(console.all("svg#graph g.node")) >= 4, "the neighbourhood is drawn")
+    console.find("#path input[name=from]").send_keys("Priya")
+    console.find("#path input[name=to]").send_keys("Postgres")
+    console.find("#path button").click()
+    console.wait_until(lambda: "3 hops" in console.text("#path-text"), "a three-hop path is found")
+    assert console.text("#path-text") == "3 hops: Priya —colleague→ Ana Lopes —leads→ checkout project —uses→ PostgreSQL"
+    assert len(console.all("svg#graph line.edge.on-path")) == 3
+    names = {n.text for n in console.all("svg#graph .node-label")}
+    assert {"Priya", "Ana Lopes", "checkout project", "PostgreSQL"} <= names
+
+    console.all("svg#graph g.node")[0].click()
+    console.wait_until(lambda: "Relations" in console.text("#entity"), "an entity's relations are shown")
+    console.idle()
+    console.full_screenshot("graph")
+
+    as_of = console.find("#graph-controls input[name=as_of]")
+    console.driver.execute_script("arguments[0].value = '2020-01-01T00:00'", as_of)
+    console.find("#graph-controls button").click()
+    console.wait_until(lambda: "as of 2020-01-01T00:00" in console.text("#graph-status"), "as_of is asked")
+    assert not console.all("svg#graph line.edge"), "nothing held in 2020"
+
+
+def test_search_explains_its_scores_and_context_is_the_agents_block(console, engram, api):
+    console.sign_in(engram.keys["admin"])
+    console.go("#/users/ana")
+    console.wait_for(".stat")
+    console.go("#/search")
+    assert console.find("#search input[name=user]").get_attribute("value") == "ana"
+    console.find("#search input[name=query]").send_keys("which database does the checkout project use?")
+    console.find("#search input[value=relation]").click()
+    console.find("#search button[type=submit]").click()
+    console.wait_for("#search-results tbody tr")
+    header = console.text("#search-results thead")
+    for part in ("SIMILARITY", "KEYWORD", "RELEVANCE", "TIER", "TIME"):
+        assert part in header
+    first = console.all("#search-results tbody tr")[0].text
+    assert "PostgreSQL" in first or "Postgres" in first, first
+
+    console.find("#context-form input[name=query]").send_keys("which database does the checkout project use?")
+    console.find("#context-form button").click()
+    console.wait_for("#context-text")
+    expected = api.get("/v1/users/ana/context", query="which database does the checkout project use?")
+    assert console.text("#context-text") == expected["text"].strip()
+    console.idle()
+    console.full_screenshot("search")
+
+
+def test_a_dry_run_shows_what_would_change_and_changes_nothing(console, engram, api):
+    def memories():
+        return [(m["id"], m["content"], m["status"]) for m in api.get("/v1/users/ana/memories", limit=200)["memories"]]
+
+    before = memories()
+    console.sign_in(engram.keys["admin"])
+    console.go("#/jobs")
+    console.wait_for("#jobs tr[data-job=evict]")
+    scope = console.find("input[name=user]")
+    scope.clear()
+    scope.send_keys("ana")
+    console.find("#jobs tr[data-job=extract_facts] button[data-action=dry-run]").click()
+    card = console.find("#runs .run[data-run-id]")
+    console.wait_until(lambda: card.get_attribute("data-status") == "succeeded", "the dry run finishes", timeout=60)
+    assert "Dry run of extract_facts" in card.text and "Nothing was changed" in card.text
+    assert "events_read\n1" in card.text, card.text
+    assert memories() == before
+
+    console.find("#jobs tr[data-job=purge] button[data-action=pause]").click()
+    console.wait_until(lambda: "paused" in console.text("#jobs tr[data-job=purge]"), "purge is paused")
+    assert next(j for j in api.get("/admin/v1/jobs")["jobs"] if j["name"] == "purge")["paused"]
+    console.find("#jobs tr[data-job=purge] button[data-action=resume]").click()
+    console.wait_until(lambda: console.all("#jobs tr[data-job=purge] button[data-action=pause]"), "purge resumed")
+
+    console.find("#jobs tr[data-job=extract_facts] button[data-action=history]").click()
+    console.wait_until(lambda: console.all("#recent-runs, #no-run-list"), "recent runs are asked for")
+    if console.all("#recent-runs"):
+        assert console.all(f"#recent-runs tr[data-run-id='{card.get_attribute('data-run-id')}']"), "the dry run is listed"
+    console.idle()
+    console.full_screenshot("jobs")
+
+
+def test_markup_in_turns_and_memories_renders_as_text_and_runs_nothing(console, engram, proxy):
+    console.sign_in(engram.keys["admin"])
+    console.go("#/users/mallory/turns")
+    console.wait_until(lambda: len(console.all("#turns .turn-content")) == 2, "both turns are shown")
+    shown = {t.text for t in console.all("#turns .turn-content")}
+    assert shown == set(XSS_TURNS)
+    console.go("#/users/mallory/memories")
+    console.wait_until(lambda: memory_row(console, XSS_MEMORY), "the memory shows its markup as text")
+    memory_row(console, XSS_MEMORY).find_element("css selector", "a").click()
+    console.wait_until(lambda: console.text("#memory-content") == XSS_MEMORY, "the detail shows it as text")
+    console.go("#/users/mallory/turns")
+    console.wait_until(lambda: len(console.all("#turns .turn-content")) == 2, "the turns again")
+    console.idle()
+
+    try:
+        alert = console.driver.switch_to.alert
+        raise AssertionError(f"an alert opened: {alert.text}")
+    except NoAlertPresentException:
+        pass
+    assert not console.all("#main img, #main script, #main b, #main i")
+    loaded = console.driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert not [url for url in loaded if re.search(r"/x($|\?)", url)], loaded
+    assert not [path for path in proxy.paths if re.search(r"/x($|\?)", path)], "no request for the image"
+    assert console.driver.execute_script("return window.__xss") is None
+    violations = [entry["message"] for entry in console.driver.get_log("browser")
+                  if "Content Security Policy" in entry["message"]]
+    assert not violations, violations
+    console.screenshot("turns-markup")
+
+    console.go("#/users/ana/turns")
+    console.wait_until(lambda: len(console.all("#turns .turn")) == 11, "Ana's turns")
+    console.wait_until(lambda: console.all("#sessions .session[data-session]"), "her sessions")
+    console.idle()
+    console.screenshot("turns")
+
+
+def test_a_read_only_key_sees_no_write_controls_and_the_api_refuses_it(console, engram):
+    console.sign_in(engram.keys["reader"])
+    assert "read-only" in console.text("#who")
+    assert not console.all("#nav a[data-nav=jobs]")
+    console.go("#/users/ana/memories")
+    console.wait_until(lambda: console.all("#memories tr[data-memory-id]"), "memories are listed")
+    console.all("#memories tr[data-memory-id] a")[0].click()
+    console.wait_for("#history li")
+    assert not console.all("[data-action=add], [data-action=edit], [data-action=pin], [data-action=delete], [data-action=restore]")
+    assert not console.all("#add-memory")
+    console.go("#/jobs")
+    console.wait_until(lambda: "admin scope" in console.text("#main"), "jobs say what they need")
+    assert not console.all("button[data-action=run], button[data-action=dry-run]")
+    console.screenshot("read-only")
+
+    memory_id = console.driver.execute_script("return location.hash").split("/")[-1] or None
+    attempts = console.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const key = sessionStorage.getItem('engram.key');
+        const base = new URL('../', location.href);
+        const headers = {Authorization: `Bearer ${key}`, 'Content-Type': 'application/json'};
+        const call = (method, path, body) => fetch(new URL(path, base), {method, headers, body: body && JSON.stringify(body)})
+          .then(r => r.json().then(j => [r.status, j.error && j.error.code]));
+        Promise.all([
+          call('POST', 'v1/users/ana/memories', {content: 'a read-only key wrote this'}),
+          call('PATCH', 'v1/users/ana/memories/' + arguments[0], {pinned: true}),
+          call('DELETE', 'v1/users/ana/memories/' + arguments[0]),
+          call('POST', 'admin/v1/jobs/evict/runs', {dry_run: true}),
+          call('POST', 'admin/v1/jobs/evict/pause'),
+        ]).then(done, e => done(String(e)));
+    """, memory_id)
+    assert attempts == [[403, "forbidden"]] * 5, attempts
+
+
+def test_the_console_is_served_strictly_and_relatively(engram, proxy):
+    direct = httpx.get(f"{engram.url}/console", follow_redirects=False)
+    assert direct.status_code in (301, 302, 307, 308) and direct.headers["location"] == "console/"
+    for url in (f"{engram.url}/console/", f"{proxy.url}/console/"):
+        page = httpx.get(url)
+        assert page.status_code == 200 and page.headers["content-security-policy"] == POLICY
+    html = (ROOT / "console/index.html").read_text()
+    assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" src="app.js">']
+    sources = "".join((ROOT / "console" / name).read_text() for name in ("index.html", "app.js", "graph.js"))
+    for forbidden in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
+                      "style=", "setAttribute('style'", "http://", "https://"):
+        assert forbidden not in sources.replace("http://www.w3.org/2000/svg", ""), forbidden
+    assert not re.search(r"\son[a-z]+=", html)
+    assert not re.search(r"""(href|src)=["']/""", html), "assets are referenced relatively"
+    assert not re.search(r"""fetch\(\s*['"`]/""", sources), "API calls are relative"
