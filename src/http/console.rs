@@ -12,13 +12,19 @@ use super::error::ApiError;
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                       connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// The console's files: name, content type, content.
-const FILES: &[(&str, &str, &str)] = &[
-    ("index.html", "text/html; charset=utf-8", include_str!("../../console/index.html")),
-    ("app.js", "text/javascript; charset=utf-8", include_str!("../../console/app.js")),
-    ("graph.js", "text/javascript; charset=utf-8", include_str!("../../console/graph.js")),
-    ("app.css", "text/css; charset=utf-8", include_str!("../../console/app.css")),
-];
+/// The files of `console/`, each name with its content (listed by `build.rs`).
+const FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/console_files.rs"));
+
+/// A file's content type, by its extension.
+fn content_type(name: &str) -> &'static str {
+    match name.rsplit('.').next() {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        _ => "text/plain; charset=utf-8",
+    }
+}
 
 /// `/console` (redirected to `console/`, so relative links resolve) and its files.
 pub fn scope() -> actix_web::Scope {
@@ -35,12 +41,12 @@ async fn file(path: web::Path<String>) -> Result<HttpResponse, ApiError> {
         "" => "index.html",
         name => name,
     };
-    let (_, content_type, body) = FILES
+    let (_, body) = FILES
         .iter()
-        .find(|(file, _, _)| *file == name)
+        .find(|(file, _)| *file == name)
         .ok_or_else(|| ApiError::NotFound("no such console file".into()))?;
     Ok(HttpResponse::Ok()
-        .content_type(*content_type)
+        .content_type(content_type(name))
         .insert_header((header::CONTENT_SECURITY_POLICY, POLICY))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))

@@ -127,6 +127,40 @@ async fn get_run(
     Ok(HttpResponse::Ok().json(run))
 }
 
+/// A page of a job's runs; `next_cursor` is absent on the last.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct RunPage {
+    pub runs: Vec<Run>,
+    pub next_cursor: Option<String>,
+}
+
+#[utoipa::path(
+    tag = "jobs",
+    params(("job" = String, Path), ("limit" = Option<i64>, Query, description = "1–200, default 20"),
+           ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
+    responses((status = 200, description = "The job's runs, newest first", body = RunPage),
+              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
+              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such job", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[get("/admin/v1/jobs/{job}/runs")]
+async fn list_runs(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Jobs>,
+    path: web::Path<String>,
+    req: actix_web::HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let params = super::extract::query(&req, &["limit", "cursor"])?;
+    let limit = params.int("limit", 20, 1..=crate::service::users::MAX_PAGE)?;
+    let before = params
+        .text("cursor")
+        .map(|c| Uuid::parse_str(c).map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned")))
+        .transpose()?;
+    let runs = control::runs(&state.db.pool, &state.jobs, &path, &reach_of(&principal), before, limit).await?;
+    let next_cursor = (runs.len() as i64 == limit).then(|| runs.last().map(|r| r.id.to_string())).flatten();
+    Ok(HttpResponse::Ok().json(RunPage { runs, next_cursor }))
+}
+
 async fn set_paused(
     state: &AppState,
     principal: &Principal,
@@ -173,5 +207,5 @@ async fn resume(
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(list_jobs).service(get_run).service(trigger_run).service(pause).service(resume);
+    cfg.service(list_jobs).service(list_runs).service(get_run).service(trigger_run).service(pause).service(resume);
 }

@@ -87,6 +87,21 @@ pub async fn run(pool: &PgPool, id: Uuid, reach: &Reach) -> Result<Option<Run>, 
         .filter(|run| reach.tenant().is_none_or(|t| run.tenant_id.as_deref() == Some(t.as_str()))))
 }
 
+/// The runs of `job` within `reach`, newest first, older than the run `before`.
+pub async fn runs(
+    pool: &PgPool,
+    jobs: &BTreeMap<String, Definition>,
+    job: &str,
+    reach: &Reach,
+    before: Option<Uuid>,
+    limit: i64,
+) -> Result<Vec<Run>, ControlError> {
+    if !jobs.contains_key(job) {
+        return Err(ControlError::UnknownJob(job.to_owned()));
+    }
+    Ok(runs::of_job(pool, job, reach.tenant(), before, limit).await?)
+}
+
 /// Queues a run of `job` over `scope`; an executor (a worker replica, or the caller
 /// with [`super::Executor::run_now`]) runs it.
 pub async fn trigger(

@@ -327,6 +327,30 @@ pub async fn latest(pool: &PgPool, tenant: Option<&TenantId>) -> sqlx::Result<Ve
     sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant.map(TenantId::as_str)).fetch_all(pool).await
 }
 
+/// The runs of `job`, newest first, of `tenant`'s runs or of all: `limit` of them, those
+/// older than the run `before` when it is given.
+pub async fn of_job(
+    pool: &PgPool,
+    job: &str,
+    tenant: Option<&TenantId>,
+    before: Option<Uuid>,
+    limit: i64,
+) -> sqlx::Result<Vec<Run>> {
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM job_runs
+          WHERE job = $1 AND ($2::text IS NULL OR tenant_id = $2)
+            AND ($3::uuid IS NULL OR (created_at, id) < (SELECT b.created_at, b.id FROM job_runs b WHERE b.id = $3))
+          ORDER BY created_at DESC, id DESC LIMIT $4"
+    );
+    sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(job)
+        .bind(tenant.map(TenantId::as_str))
+        .bind(before)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+}
+
 /// Jobs with work for an executor: queued runs, or running ones whose worker has not
 /// sent a heartbeat for `stale_secs` (probably dead; the run lock tells for sure).
 pub async fn jobs_needing_attention(pool: &PgPool, stale_secs: f64) -> sqlx::Result<Vec<String>> {

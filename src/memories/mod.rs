@@ -176,6 +176,19 @@ pub struct Memory {
     pub embedding_model: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// How much it still matters now, 0–1: `engram_decay`, what `evict` ranks by and
+    /// search weighs with. Filled in by the API ([`Memory::with_decay`]); 0 elsewhere.
+    #[sqlx(skip)]
+    pub decay: f64,
+}
+
+impl Memory {
+    /// The memory with its decay score as of `now`.
+    pub fn with_decay(mut self, params: &decay::DecayParams, now: DateTime<Utc>) -> Self {
+        let touched = self.last_accessed_at.unwrap_or(self.created_at);
+        self.decay = params.weight(self.importance.into(), touched, self.access_count, &self.category, now);
+        self
+    }
 }
 
 /// A memory row with its access statistics (kept in `memory_access`).

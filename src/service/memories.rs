@@ -120,6 +120,8 @@ pub async fn page(state: &AppState, principal: &Principal, user: String, params:
     let page = memories::list(&mut tx, &principal.tenant, &user, &filter).await?;
     tx.commit().await?;
     let next_cursor = (page.len() as i64 == filter.limit).then(|| page.last().map(|m| m.id.to_string())).flatten();
+    let now = state.clock.now();
+    let page = page.into_iter().map(|m| m.with_decay(&state.decay, now)).collect();
     Ok(MemoryPage { memories: page, next_cursor })
 }
 
@@ -127,12 +129,13 @@ pub async fn page(state: &AppState, principal: &Principal, user: String, params:
 pub async fn detail(state: &AppState, principal: &Principal, user: String, id: &str) -> Result<MemoryDetail, Error> {
     let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
-    let detail = read_detail(&mut tx, principal, &user, id).await?;
+    let detail = read_detail(state, &mut tx, principal, &user, id).await?;
     tx.commit().await?;
     Ok(detail)
 }
 
 async fn read_detail(
+    state: &AppState,
     conn: &mut sqlx::PgConnection,
     principal: &Principal,
     user: &UserId,
@@ -140,7 +143,8 @@ async fn read_detail(
 ) -> Result<MemoryDetail, Error> {
     let memory = memories::get(conn, &principal.tenant, user, id)
         .await?
-        .ok_or_else(|| Error::NotFound(format!("no memory {id} for this user")))?;
+        .ok_or_else(|| Error::NotFound(format!("no memory {id} for this user")))?
+        .with_decay(&state.decay, state.clock.now());
     let history = memories::history(conn, &principal.tenant, id).await?;
     Ok(MemoryDetail { memory, history })
 }
@@ -154,7 +158,7 @@ pub async fn restore(state: &AppState, principal: &Principal, user: String, id: 
         RestoreError::NotRestorable { .. } => Error::Conflict(err.to_string()),
         RestoreError::Database(err) => err.into(),
     })?;
-    let detail = read_detail(&mut tx, principal, &user, id).await?;
+    let detail = read_detail(state, &mut tx, principal, &user, id).await?;
     tx.commit().await?;
     tracing::info!(tenant = %principal.tenant, "memory restored");
     Ok(detail)
@@ -237,7 +241,7 @@ pub async fn add(
     .await?
     {
         edit::restate(&mut tx, &principal.tenant, &user, existing, &change).await?;
-        let memory = read_detail(&mut tx, principal, &user, existing).await?.memory;
+        let memory = read_detail(state, &mut tx, principal, &user, existing).await?.memory;
         tx.commit().await?;
         return Ok(AddedMemory { memory, outcome: "duplicate", superseded: Vec::new() });
     }
@@ -268,7 +272,7 @@ pub async fn add(
             }
         }
     }
-    let memory = read_detail(&mut tx, principal, &user, id).await?.memory;
+    let memory = read_detail(state, &mut tx, principal, &user, id).await?.memory;
     tx.commit().await?;
     Ok(AddedMemory { memory, outcome: "created", superseded })
 }
@@ -305,7 +309,7 @@ pub async fn update(
     if !edit::update(&mut tx, &principal.tenant, &user, id, &edit, vector, &change).await? {
         return Err(Error::NotFound(format!("no memory {id} for this user")));
     }
-    let detail = read_detail(&mut tx, principal, &user, id).await?;
+    let detail = read_detail(state, &mut tx, principal, &user, id).await?;
     tx.commit().await?;
     Ok(detail)
 }

@@ -79,6 +79,20 @@ async fn overlapping_triggers_get_409_and_disjoint_ones_queue() {
     let run_id = first.json::<Value>().await.unwrap()["run_id"].as_str().unwrap().to_owned();
     let run: Value = app.get_as(&acme, &format!("/admin/v1/jobs/runs/{run_id}")).await.json().await.unwrap();
     assert_eq!((run["status"].as_str(), run["tenant_id"].as_str()), (Some("queued"), Some("acme")));
+
+    // A job's runs, newest first, a page at a time, each tenant its own.
+    let evicts: Value = app.get_as(&acme, "/admin/v1/jobs/evict/runs").await.json().await.unwrap();
+    assert_eq!(evicts["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(evicts["runs"][0]["id"], run_id.as_str());
+    let theirs: Value = app.get_as(&globex, "/admin/v1/jobs/evict/runs?limit=1").await.json().await.unwrap();
+    assert_eq!(theirs["runs"][0]["tenant_id"], "globex");
+    let after = theirs["next_cursor"].as_str().unwrap();
+    let rest: Value =
+        app.get_as(&globex, &format!("/admin/v1/jobs/evict/runs?limit=1&cursor={after}")).await.json().await.unwrap();
+    assert_eq!(rest["runs"], json!([]));
+    assert_eq!(app.get_as(&acme, "/admin/v1/jobs/nightly/runs").await.status(), 404);
+    let bad = app.get_as(&acme, "/admin/v1/jobs/evict/runs?limit=0").await;
+    assert_eq!(error_of(bad).await["field"], "limit");
 }
 
 #[tokio::test]

@@ -87,6 +87,9 @@ async fn a_user_is_found_by_id_with_counts_and_turns_page_newest_first() {
         (Some(5), Some(2), Some(1))
     );
     assert_eq!(maya["entities"], 0);
+    let memories: Value = app.get_as(&key, "/v1/users/maya/memories").await.json().await.unwrap();
+    let decay = memories["memories"][0]["decay"].as_f64().unwrap();
+    assert!(decay > 0.0 && decay <= 1.0, "a new memory's decay score: {decay}");
     let listed: Value = app.get_as(&key, "/admin/v1/users").await.json().await.unwrap();
     assert_eq!(listed["users"][0]["sessions"], 2);
 

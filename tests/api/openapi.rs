@@ -9,6 +9,9 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/users/{user_id}/context"),
     ("get", "/v1/users/{user_id}/memories"),
     ("get", "/v1/users/{user_id}/memories/{memory_id}"),
+    ("post", "/v1/users/{user_id}/memories"),
+    ("patch", "/v1/users/{user_id}/memories/{memory_id}"),
+    ("delete", "/v1/users/{user_id}/memories/{memory_id}"),
     ("get", "/v1/users/{user_id}"),
     ("get", "/v1/users/{user_id}/events"),
     ("get", "/v1/users/{user_id}/sessions"),
@@ -26,6 +29,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/admin/v1/users/{user_id}/entities/{entity_id}/restore"),
     ("get", "/admin/v1/jobs"),
     ("post", "/admin/v1/jobs/{job}/runs"),
+    ("get", "/admin/v1/jobs/{job}/runs"),
     ("get", "/admin/v1/jobs/runs/{run_id}"),
     ("post", "/admin/v1/jobs/{job}/pause"),
     ("post", "/admin/v1/jobs/{job}/resume"),
@@ -71,7 +75,8 @@ async fn the_openapi_document_describes_every_route_and_only_served_ones() {
             }
         }
     }
-    assert_eq!(paths.len(), ROUTES.len(), "documented: {:?}", paths.keys().collect::<Vec<_>>());
+    let operations: usize = paths.values().map(|item| item.as_object().unwrap().len()).sum();
+    assert_eq!(operations, ROUTES.len(), "documented: {:?}", paths.keys().collect::<Vec<_>>());
 }
 
 #[tokio::test]
