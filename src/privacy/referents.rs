@@ -211,7 +211,11 @@ fn by_topic(said: &mut [Said], topic: &str, topic_v: &Embedding, vectors: &[Embe
     for i in 1..said.len() {
         let previous_user =
             (0..i).rev().find(|&j| said[j].turn.role == Role::User && said[j].turn.id != said[i].turn.id);
-        let continues = said[i].turn.role == Role::User && said[i].in_session && CONTINUES.is_match(&said[i].text);
+        // "It is." alone says nothing of its own: it stays.
+        let continues = said[i].turn.role == Role::User
+            && said[i].in_session
+            && CONTINUES.is_match(&said[i].text)
+            && word_count(&said[i].text) > 3;
         if continues && previous_user.is_some_and(|j| said[j].gone) && !said[i].gone {
             said[i].gone = true;
         }

@@ -33,8 +33,10 @@ static EN_VERB: LazyLock<Regex> = LazyLock::new(|| {
         r"(?ix)
         (?:(?:^|[,;:.!—–-]\s*)(?:(?:please|pls|kindly|just|actually|so|and|but|then|also|now|ok|okay|wait|oh|hey|hmm|um|well|yeah|no)[,\s]+)*
            |\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:just\s+)?|\b(?:i\s+(?:want|need)|i'd\s+like|i\s+would\s+like)\s+you\s+to\s+
-           |\bgo\s+ahead\s+and\s+|\bmake\s+sure\s+(?:you|to)\s+)
-        (?P<verb>forget|delete|remove|erase|wipe|clear|scrub|purge|discard|drop|get\s+rid\s+of|throw\s+away|unlearn)\b
+           |\bgo\s+ahead\s+and\s+|\bmake\s+sure\s+(?:you|to)\s+|\byou\s+(?:can|could|may|should)\s+(?:just\s+|go\s+ahead\s+and\s+)?
+           |\bfeel\s+free\s+to\s+|\blet's\s+)
+        (?P<verb>forget|delete|remove|erase|wipe|clear|scrub|purge|discard|drop|get\s+rid\s+of|throw\s+away|throw\s+out|unlearn
+           |strike|scratch|scrap|ditch|toss|bin|nuke|expunge|disregard|ignore|let\s+go\s+of)\b
         (?P<rest>.*)",
     )
     .expect("a valid pattern")
@@ -46,8 +48,9 @@ static EN_NOT_KEEP: LazyLock<Regex> = LazyLock::new(|| {
         r"(?ix)
         \b(?:don't|dont|do\s+not|please\s+don't|no\s+need\s+to|stop|i\s+don't\s+want\s+you\s+to|i\s+do\s+not\s+want\s+you\s+to
            |(?:can|could|would|will)\s+you\s+(?:please\s+)?not|try\s+not\s+to
-           |i'd\s+rather\s+you\s+(?:didn't|did\s+not|not)|i\s+would\s+rather\s+you\s+(?:didn't|did\s+not|not)|you\s+shouldn't|you\s+should\s+not)\s+
-        (?:ever\s+)?(?P<verb>remember(?:ing)?|keep(?:ing)?|store|storing|stored|save|saving|saved|record(?:ing)?|note|noting|log|logging|retain|hold\s+on\s+to|track)\b
+           |i(?:'d|\s+would)\s+(?:rather|prefer)\s+(?:it\s+if\s+)?you\s+(?:didn't|did\s+not|not)|you\s+shouldn't|you\s+should\s+not)\s+
+        (?:ever\s+|really\s+)?(?P<verb>remember(?:ing)?|keep(?:ing)?|store|storing|stored|save|saving|saved|record(?:ing)?|note|noting|log|logging|retain|track
+           |(?:hold|hang)(?:ing)?\s+on\s*to|file|filing)\b
         (?P<rest>.*)",
     )
     .expect("a valid pattern")
@@ -74,8 +77,9 @@ static EN_TAKE_BACK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
         \b(?:scratch\s+that|strike\s+that|never\s*mind\s+(?:that|what\s+i\s+(?:said|told\s+you|mentioned)|the\s+(?P<nm>[^.,;!?]+))
-           |pretend\s+i\s+never\s+(?:said|told\s+you|mentioned|shared)|i\s+shouldn't\s+have\s+(?:said|told\s+you|shared|mentioned|typed|written)
-           |i\s+should\s+not\s+have\s+(?:said|told\s+you|shared|mentioned|typed)|forget\s+i\s+(?:said|mentioned|told\s+you))",
+           |pretend\s+(?:that\s+)?i\s+(?:never|didn't|did\s+not)\s+(?:say|said|tell\s+you|told\s+you|mention|mentioned|share|shared|bring\s+up|brought\s+up)(?P<obj>[^.!?]*)
+           |i\s+(?:shouldn't|should\s+not)\s+have\s+(?:said|told\s+you|shared|mentioned|typed|written|brought\s+(?:it\s+|that\s+)?up)
+           |forget\s+i\s+(?:said|mentioned|told\s+you))",
     )
     .expect("a valid pattern")
 });
@@ -83,7 +87,7 @@ static EN_TAKE_BACK: LazyLock<Regex> = LazyLock::new(|| {
 /// Chinese: a verb of forgetting or deleting, or a negated verb of keeping.
 static ZH_VERB: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?P<verb>忘掉|忘记|忘了|忘了吧|删除|删掉|删了|抹掉|抹去|清除|清掉|去掉|(?:别|不要|不用|无需|请勿|勿|不必|别再|不要再)(?:帮我)?(?:记下来|记住|记下|记着|记录|保存|存|留着|保留|记)|当(?:作|做)?(?:我)?没(?:说|听|讲)(?:过)?|就当没(?:说|听)(?:过)?)",
+        r"(?P<verb>忘掉|忘记|忘了|忘了吧|删除|删掉|删了|抹掉|抹去|清除|清掉|去掉|(?:别|不要|不用|无需|请勿|勿|不必|别再|不要再)(?:帮我)?(?:记下来|记住|记下|记着|记录|保存|存|留着|保留|留(?:下)?(?:记录|底|档|痕迹)?|记)|当(?:作|做)?(?:我)?没(?:说|听|讲)(?:过)?|就当没(?:说|听)(?:过)?|(?:就)?当(?:作|做)?(?:你)?不知道)",
     )
     .expect("a valid pattern")
 });
@@ -166,13 +170,13 @@ fn detect_english(s: &str) -> Option<Found> {
         return Some((request(topic_words(rest)), caps.get(0).map_or(0, |m| m.start())));
     }
     if let Some(caps) = EN_TAKE_BACK.captures(s) {
-        let topic = caps.name("nm").map(|m| topic_words(m.as_str())).unwrap_or_default();
+        let topic = caps.name("nm").or_else(|| caps.name("obj")).map(|m| topic_words(m.as_str())).unwrap_or_default();
         // "I shouldn't have shared my address — please forget it": the object names it.
-        let named = EN_VERB
-            .captures(s)
-            .or_else(|| EN_NOT_KEEP.captures(s))
+        let named = [&EN_VERB, &EN_NOT_KEEP]
+            .into_iter()
+            .filter_map(|pattern| pattern.captures(s))
             .map(|c| topic_words(&c["rest"]))
-            .filter(|t| !t.is_empty());
+            .find(|t| !t.is_empty());
         let topic = if topic.is_empty() { named.unwrap_or_default() } else { topic };
         return Some((request(topic), caps.get(0).map_or(0, |m| m.start())));
     }
@@ -183,8 +187,9 @@ fn detect_english(s: &str) -> Option<Found> {
     let verb_at = caps.name("verb").map(|m| m.start()).unwrap_or(0);
     // "I forgot my password", "don't forget to call": the verb is the speaker's, or an order
     // to remember; "I can relax, forget my troubles": the speaker's clause goes on.
+    let lead_at = caps.get(0).map_or(0, |m| m.start());
     if EN_NOT_REQUEST.find_iter(s).any(|m| m.start() <= verb_at && verb_at < m.end() + 1)
-        || deleting && SPEAKERS_CLAUSE.is_match(&s[..verb_at])
+        || deleting && SPEAKERS_CLAUSE.is_match(&s[..lead_at])
     {
         return None;
     }
@@ -209,7 +214,7 @@ fn detect_chinese(s: &str) -> Option<Found> {
     let verb = caps.name("verb").expect("the verb group");
     let negated_keep =
         ["别", "不要", "不用", "无需", "请勿", "勿", "不必"].iter().any(|n| verb.as_str().starts_with(n));
-    let taking_back = verb.as_str().contains("没");
+    let taking_back = verb.as_str().contains("没") || verb.as_str().contains("不知道");
     if !negated_keep && !taking_back {
         if !ZH_ADDRESSED.is_match(s) {
             return None;

@@ -23,7 +23,25 @@ fn requests_are_found_with_their_topic() {
 }
 
 #[test]
+fn the_verbs_of_discarding_and_of_holding_on_are_classes_not_phrases() {
+    assert_eq!(topic("Ditch what I said about my credit score."), Some(("credit score".into(), false)));
+    assert_eq!(topic("Feel free to toss the detail about my ex."), Some(("ex".into(), false)));
+    assert_eq!(topic("You can just disregard my comment about the layoffs."), Some(("comment layoffs".into(), false)));
+    assert_eq!(topic("Honestly, scratch my salary from your notes"), Some(("salary".into(), false)));
+    assert_eq!(topic("I'd prefer it if you didn't hold onto my tax ID."), Some(("tax ID".into(), false)));
+    assert_eq!(topic("Please don't hang onto the name of my clinic"), Some(("name clinic".into(), false)));
+    assert_eq!(topic("Let's pretend I didn't bring up the lawsuit"), Some(("lawsuit".into(), false)));
+    assert!(topic("Ugh, I shouldn't have brought that up.").is_some_and(|(_, back)| back));
+    assert_eq!(topic("Forget that last part."), Some((String::new(), true)));
+    assert_eq!(topic("贷款那事儿你别留底了"), Some(("贷款".into(), false)));
+    assert_eq!(topic("离婚的事你就当不知道"), Some(("离婚".into(), false)));
+}
+
+#[test]
 fn statements_and_tasks_are_not_requests() {
+    assert_eq!(topic("We should ditch the old CI runners next sprint."), None);
+    assert_eq!(topic("You can ignore the warning in the build log."), None);
+    assert_eq!(topic("I had to scrap the first draft of the essay."), None);
     assert_eq!(topic("I always forget my umbrella on the train."), None);
     assert_eq!(topic("Don't forget to water the plants."), None);
     assert_eq!(topic("I forgot my password again yesterday."), None);

@@ -73,9 +73,9 @@ async fn what_a_user_asks_to_forget_is_gone_and_the_rest_stays() {
     assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// Measured on wording the method was not shaped by: at least half of these
-/// conversations are honoured without a fault (the share reached when the method was
-/// written; a change must not lower it).
+/// Measured on wording the method was not shaped by: at least four in five of these
+/// conversations are honoured without a fault (the share reached when the verbs became
+/// classes; a change must not lower it).
 #[tokio::test]
 async fn held_out_requests_are_mostly_honoured() {
     let conversations: Vec<Value> = serde_json::from_str(HELD_OUT).unwrap();
@@ -83,7 +83,7 @@ async fn held_out_requests_are_mostly_honoured() {
     let faulty: std::collections::BTreeSet<&str> = failures.iter().filter_map(|f| f.split(' ').next()).collect();
     let honoured = conversations.len() - faulty.len();
     println!("held out: {honoured} of {} conversations honoured without a fault", conversations.len());
-    assert!(2 * honoured >= conversations.len(), "{honoured} of {}:\n{}", conversations.len(), failures.join("\n"));
+    assert!(5 * honoured >= 4 * conversations.len(), "{honoured} of {}:\n{}", conversations.len(), failures.join("\n"));
 }
 
 /// Replays each conversation as a user of its own, then checks it right after ingest

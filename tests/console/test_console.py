@@ -9,7 +9,7 @@ import httpx
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.support.ui import Select
 
-from conftest import ROOT, XSS_MEMORY, XSS_TURNS
+from conftest import ROOT, XSS_MEMORY, XSS_TURNS, Console
 
 POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
           "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -39,6 +39,11 @@ def test_signing_in_shows_the_tenant_and_scopes_and_keeps_the_key_out_of_urls(co
     assert console.driver.execute_script("return localStorage.length") == 0
     assert not any(key in path for path in proxy.paths), "the key never travels in a URL"
     assert key not in console.driver.current_url
+    assert key not in engram.log.read_text(), "nor into engram's log"
+
+    console.find("#signout").click()
+    console.wait_for("#signin")
+    assert console.driver.execute_script("return sessionStorage.getItem('engram.key')") is None
 
 
 def test_a_user_is_found_by_id_with_their_counts(console, engram, api):
@@ -74,6 +79,7 @@ def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console,
     created = console.find("#history li[data-action=created]")
     console.wait_until(lambda: "extract_facts run" in created.text, "the creation names its job run")
     assert "extracted by rules" in created.text
+    assert re.search(r"^decay\n\d\.\d{3}$", console.text("dl.facts"), re.M), "the decay score is shown"
 
     console.find("button[data-action=restore]").click()
     console.wait_for("#history li[data-action=restored]")
@@ -94,6 +100,27 @@ def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console,
     assert "framework" in console.text("dl.facts")
     console.idle()
     console.full_screenshot("memory")
+
+
+def test_a_memory_added_with_a_key_supersedes_the_one_it_replaces(console, engram):
+    console.sign_in(engram.keys["admin"])
+    console.go("#/users/ana/memories")
+    console.find("details.add summary").click()
+    console.find("#add-memory textarea[name=content]").send_keys("I moved to Porto.")
+    Select(console.find("#add-memory select[name=category]")).select_by_value("personal")
+    console.find("#add-memory input[name=key]").send_keys("location")
+    console.find("#add-memory button[data-action=add]").click()
+    console.wait_until(lambda: console.all("#memory-content") and console.text("#memory-content") == "I moved to Porto.",
+                       "the new memory opens")
+    assert "Memory added." in console.text("#flash")
+    assert console.find("#history li[data-action=created]").text.count("by key:") == 1
+
+    Select(console.find("#memory-filters select[name=status]")).select_by_value("superseded")
+    console.find("#memory-filters button").click()
+    console.wait_until(lambda: memory_row(console, "I live in Lisbon."), "the old home is superseded")
+    memory_row(console, "I live in Lisbon.").find_element("css selector", "a").click()
+    console.wait_for("#history li[data-action=superseded]")
+    assert "valid to\n—" not in console.text("dl.facts"), "its validity ended"
 
 
 def test_an_edited_then_deleted_memory_is_gone_from_search(console, engram, api):
@@ -214,9 +241,12 @@ def test_a_dry_run_shows_what_would_change_and_changes_nothing(console, engram, 
     console.wait_until(lambda: console.all("#jobs tr[data-job=purge] button[data-action=pause]"), "purge resumed")
 
     console.find("#jobs tr[data-job=extract_facts] button[data-action=history]").click()
-    console.wait_until(lambda: console.all("#recent-runs, #no-run-list"), "recent runs are asked for")
-    if console.all("#recent-runs"):
-        assert console.all(f"#recent-runs tr[data-run-id='{card.get_attribute('data-run-id')}']"), "the dry run is listed"
+    run_id = card.get_attribute("data-run-id")
+    console.wait_until(lambda: console.all(f"#recent-runs tr[data-run-id='{run_id}']"), "the dry run is in the job's runs")
+    listed = api.get("/admin/v1/jobs/extract_facts/runs", limit=20)["runs"]
+    assert listed[0]["id"] == run_id and listed[0]["dry_run"], "newest first"
+    first_row = console.all("#recent-runs tbody tr")[0]
+    assert first_row.get_attribute("data-run-id") == run_id and "dry run" in first_row.text
     console.idle()
     console.full_screenshot("jobs")
 
@@ -267,12 +297,13 @@ def test_a_read_only_key_sees_no_write_controls_and_the_api_refuses_it(console, 
     console.wait_for("#history li")
     assert not console.all("[data-action=add], [data-action=edit], [data-action=pin], [data-action=delete], [data-action=restore]")
     assert not console.all("#add-memory")
+    console.idle()
+    console.screenshot("read-only")
+    memory_id = console.driver.execute_script("return location.hash").split("/")[-1]
     console.go("#/jobs")
     console.wait_until(lambda: "admin scope" in console.text("#main"), "jobs say what they need")
     assert not console.all("button[data-action=run], button[data-action=dry-run]")
-    console.screenshot("read-only")
 
-    memory_id = console.driver.execute_script("return location.hash").split("/")[-1] or None
     attempts = console.driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
         const key = sessionStorage.getItem('engram.key');
@@ -297,12 +328,43 @@ def test_the_console_is_served_strictly_and_relatively(engram, proxy):
     for url in (f"{engram.url}/console/", f"{proxy.url}/console/"):
         page = httpx.get(url)
         assert page.status_code == 200 and page.headers["content-security-policy"] == POLICY
+    files = sorted((ROOT / "console").iterdir())
+    assert all(f.is_file() for f in files), "console/ is flat"
+    for file in files:  # every file is compiled in and served with its type and the policy
+        served = httpx.get(f"{engram.url}/console/{file.name}")
+        assert served.status_code == 200 and served.text == file.read_text(), file.name
+        kind = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}[file.suffix]
+        assert served.headers["content-type"].startswith(kind) and served.headers["content-security-policy"] == POLICY
     html = (ROOT / "console/index.html").read_text()
     assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" src="app.js">']
-    sources = "".join((ROOT / "console" / name).read_text() for name in ("index.html", "app.js", "graph.js"))
+    scripts = [f for f in files if f.suffix == ".js"]
+    sources = html + "".join(f.read_text() for f in scripts)
+    imported = {name for f in scripts for name in re.findall(r"""^import .* from '([^']+)';$""", f.read_text(), re.M)}
+    assert imported and all(re.fullmatch(r"\./[a-z-]+\.js", name) for name in imported), "modules import each other relatively"
+    assert {f"./{f.name}" for f in scripts} - imported == {"./app.js"}, "every module is used"
+    assert [f.name for f in scripts if "sessionStorage" in f.read_text()] == ["api.js"], "one module holds the key"
     for forbidden in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
                       "style=", "setAttribute('style'", "http://", "https://"):
         assert forbidden not in sources.replace("http://www.w3.org/2000/svg", ""), forbidden
     assert not re.search(r"\son[a-z]+=", html)
     assert not re.search(r"""(href|src)=["']/""", html), "assets are referenced relatively"
     assert not re.search(r"""fetch\(\s*['"`]/""", sources), "API calls are relative"
+
+
+def test_a_key_bound_to_one_user_opens_on_that_user_and_reaches_no_other(console, engram):
+    _, bound = engram.create_key("read,ingest", "--user", "mallory")
+    console.sign_in(bound)
+    console.wait_until(lambda: console.driver.execute_script("return location.hash") == "#/users/mallory",
+                       "the console opens on the key's user")
+    assert console.text("#bound-user") == "mallory"
+    console.wait_for(".stat[data-stat=events]")
+    console.go("#/users/ana/memories")
+    console.wait_until(lambda: "403 forbidden" in console.text("#main"), "another user is refused")
+
+
+def test_without_a_prefix_the_console_is_reached_through_its_redirect(browser, engram):
+    browser.get(f"{engram.url}/console")
+    assert browser.current_url == f"{engram.url}/console/"
+    console = Console(browser, engram.url)
+    console.sign_in(engram.keys["reader"])
+    assert console.text("#tenant") == "acme"
