@@ -31,7 +31,7 @@ pub struct Request {
 static EN_VERB: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
-        (?:(?:^|[,;:.!—–-]\s*)(?:(?:please|pls|kindly|just|actually|so|and|but|then|also|now|ok|okay|wait|oh|hey|hmm|um|well|yeah|no)[,\s]+)*
+        (?:(?:^|[,;:.!—–]\s*|\s-\s+)(?:(?:please|pls|kindly|just|actually|so|and|but|then|also|now|ok|okay|wait|oh|hey|hmm|um|well|yeah|no)[,\s]+)*
            |\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:just\s+)?|\b(?:i\s+(?:want|need)|i'd\s+like|i\s+would\s+like)\s+you\s+to\s+
            |\bgo\s+ahead\s+and\s+|\bmake\s+sure\s+(?:you|to)\s+|\byou\s+(?:can|could|may|should)\s+(?:just\s+|go\s+ahead\s+and\s+)?
            |\bfeel\s+free\s+to\s+|\blet's\s+)

@@ -42,6 +42,8 @@ fn statements_and_tasks_are_not_requests() {
     assert_eq!(topic("We should ditch the old CI runners next sprint."), None);
     assert_eq!(topic("You can ignore the warning in the build log."), None);
     assert_eq!(topic("I had to scrap the first draft of the essay."), None);
+    assert_eq!(topic("We played Counter-Strike until my friends had to leave."), None);
+    assert_eq!(topic("The kids loved the ring-toss booth at my school fair."), None);
     assert_eq!(topic("I always forget my umbrella on the train."), None);
     assert_eq!(topic("Don't forget to water the plants."), None);
     assert_eq!(topic("I forgot my password again yesterday."), None);
