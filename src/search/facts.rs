@@ -118,14 +118,16 @@ impl<'a> MemoryLookup<'a> {
         Self { tenant, query, vector, terms, weigh, settings, decay, now }
     }
 
-    /// Current memories, or those valid at `as_of` (superseded ones included then).
+    /// Current memories, or those believed at `as_of`: valid then, and active or
+    /// superseded now, or evicted or merged since (their `updated_at` is when).
     /// Spelled out per case: the HNSW and text indexes cover what search can return,
     /// and the planner uses them only when the statement says so in so many words.
     fn filter(&self, owner: &str) -> String {
         let validity = match self.query.as_of {
             None => "status = 'active' AND $10::timestamptz IS NULL",
             Some(_) => {
-                "status IN ('active', 'superseded') AND valid_from <= $10 AND (valid_to IS NULL OR valid_to > $10)"
+                "(status IN ('active', 'superseded') OR status IN ('evicted', 'merged') AND updated_at > $10)
+                 AND valid_from <= $10 AND (valid_to IS NULL OR valid_to > $10)"
             }
         };
         format!(

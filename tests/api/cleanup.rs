@@ -160,6 +160,12 @@ async fn ninety_days_later_stale_facts_are_evicted_but_names_and_used_memories_s
     );
     let found = app.search(&key, &json!({"user_id": "cy", "query": "hackathon parking apps", "min_score": 0.0})).await;
     assert!(found["results"].as_array().unwrap().iter().all(|r| r["id"] != stale.to_string()), "{found}");
+    // What was believed before the eviction, `as_of` still finds; after it, not.
+    let as_of = |at: chrono::DateTime<Utc>| json!({"user_id": "cy", "query": "hackathon parking apps", "min_score": 0.0, "as_of": at.to_rfc3339()});
+    let then = app.search(&key, &as_of(later - Duration::days(1))).await;
+    assert!(then["results"].as_array().unwrap().iter().any(|r| r["id"] == stale.to_string()), "{then}");
+    let since = app.search(&key, &as_of(later + Duration::days(1))).await;
+    assert!(since["results"].as_array().unwrap().iter().all(|r| r["id"] != stale.to_string()), "{since}");
     let listed: Value = app.get_as(&key, "/v1/users/cy/memories?status=evicted").await.json().await.unwrap();
     assert_eq!(listed["memories"][0]["id"], stale.to_string());
     let restored = app.post_as(&key, &format!("/admin/v1/users/cy/memories/{stale}/restore"), &json!({})).await;
