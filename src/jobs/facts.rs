@@ -334,12 +334,33 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     found
 }
 
-/// A statement worth keeping verbatim: long enough, and about the user or their work.
+/// A statement worth keeping verbatim: long enough, and about the user or their work —
+/// naming them, or telling what they did without naming anyone, as people do in chat:
+/// "Traded Chicago winters for Austin summers", "Just started '1984' today", "上周正式入职了".
 fn is_informative(sentence: &str) -> bool {
     static ABOUT_US: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?i)\b(i|i'm|i've|i'd|my|we|we're|we've|our|us)\b|我|我们|咱们").expect("a valid pattern")
     });
-    word_count(sentence) >= 5 && ABOUT_US.is_match(sentence)
+    word_count(sentence) >= 5 && (ABOUT_US.is_match(sentence) || done_by_the_speaker(sentence))
+}
+
+/// A sentence without a subject that tells what was done: in English it opens with a
+/// verb in the past ("Traded …", "Finally got …"), in Chinese it marks a completed
+/// change (了) and names no one else (他, 她, 你 …).
+fn done_by_the_speaker(sentence: &str) -> bool {
+    static EN_PAST_FIRST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)^(?:(?:just|finally|recently|officially|already|also|then|so|and)\s+)*(?:[a-z]{3,}ed|got|went|made|took|bought|sold|began|found|left|quit|met|gave|won|lost|sent|spent|built|wrote|ran|swapped|became|brought|caught|drove|flew|grew|heard|kept|paid|put|read|saw|sat|sang|told|thought|understood|woke|wore)\b",
+        )
+        .expect("a valid pattern")
+    });
+    static ZH_SOMEONE_ELSE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"他|她|它|你|您|大家|别人").expect("a valid pattern"));
+    let trimmed = sentence.trim_start_matches(|c: char| !c.is_alphanumeric());
+    if trimmed.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+        return EN_PAST_FIRST.is_match(trimmed);
+    }
+    trimmed.contains('了') && !ZH_SOMEONE_ELSE.is_match(trimmed)
 }
 
 #[cfg(test)]

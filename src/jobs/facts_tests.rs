@@ -148,3 +148,20 @@ fn everyday_changes_name_their_key_and_are_changes() {
     assert_eq!(change("My favourite colour is green."), None);
     assert_eq!(change("My name is Ann Lee."), Some(("name".into(), "ann lee".into(), false)));
 }
+
+#[test]
+fn what_the_speaker_did_without_naming_themselves_is_a_statement() {
+    for said in [
+        "Swapped my old road bike for a gravel bike over the weekend.",
+        "Finally signed the lease on a flat near the river.",
+        "Quit the choir after six years, it was time.",
+        "上个月换到了一家做新能源的公司",
+        "搬进新家了，离地铁站只有五分钟",
+    ] {
+        assert!(extract(said, true).iter().any(|f| f.category == "statement"), "{said}");
+    }
+    for said in ["Need to book the dentist again soon.", "他上个月换到了一家新公司", "Sounds like a plan to me then."]
+    {
+        assert!(extract(said, true).is_empty(), "{said}");
+    }
+}

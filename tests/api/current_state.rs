@@ -53,14 +53,14 @@ async fn contents(app: &TestApp, key: &str, body: Value) -> Vec<String> {
 async fn a_question_about_the_present_finds_the_newest_statement_first() {
     let (passed, checks, failures) = replay(STORIES).await;
     println!("current state: {passed} of {checks} checks pass");
-    assert!(passed * 100 >= checks * 85, "{passed} of {checks} checks pass:\n{}", failures.join("\n"));
+    assert!(passed * 100 >= checks * 90, "{passed} of {checks} checks pass:\n{}", failures.join("\n"));
 }
 
 #[tokio::test]
 async fn held_out_stories_keep_the_same_floor() {
     let (passed, checks, failures) = replay(HELD_OUT).await;
     println!("current state, held out: {passed} of {checks} checks pass");
-    assert!(passed * 100 >= checks * 85, "{passed} of {checks} checks pass:\n{}", failures.join("\n"));
+    assert!(passed * 100 >= checks * 90, "{passed} of {checks} checks pass:\n{}", failures.join("\n"));
 }
 
 /// Replays each story as a user of its own and asks its questions; returns the checks

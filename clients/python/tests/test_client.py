@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 
 from engram_client import (
     AsyncEngram,
+    Caller,
     ConflictError,
     Engram,
     EngramError,
     Memory,
     NotFoundError,
+    Turn,
+    UserSummary,
 )
 from helpers import run_job
 
@@ -97,6 +101,69 @@ def test_jobs_are_listed_run_paused_and_resumed(engram: Engram, user: str) -> No
         engram.job_run(str(uuid.uuid4()))
 
 
+def test_a_users_turns_are_counted_and_listed_newest_first(engram: Engram, user: str) -> None:
+    said = ["I moved to Porto.", "I started a job at Globex.", "My daughter plays the cello.", "I run on Sundays."]
+    engram.add_events([
+        {"user_id": user, "role": "user", "content": text, "id": f"{user}-{i}", "session_id": f"s{i % 2}",
+         "created_at": f"2026-03-0{i + 1}T10:00:00Z"}
+        for i, text in enumerate(said)
+    ])
+    engram.add_memory(user, "My favourite tea is genmaicha.", category="preference")
+
+    summary = engram.user(user)
+    assert isinstance(summary, UserSummary) and summary.user_id == user
+    assert (summary.events, summary.sessions, summary.memories) == (4, 2, 1)
+    assert summary.entities == 0, "entities come with extract_facts"
+    assert summary.last_activity == datetime(2026, 3, 4, 10, tzinfo=timezone.utc), "the newest turn's time"
+    assert next(u for u in engram.list_users() if u.user_id == user) == summary
+
+    turns = list(engram.list_turns(user))
+    assert all(isinstance(t, Turn) for t in turns)
+    assert [t.content for t in turns] == said[::-1], "newest first"
+    assert [t.id for t in engram.list_turns(user, limit=1)] == [t.id for t in turns], "pages of one cover them all"
+    first = engram.turns_page(user, limit=3)
+    assert [t.id for t in first.events] == [t.id for t in turns[:3]] and first.next_cursor == turns[2].id
+    rest = engram.turns_page(user, cursor=first.next_cursor, limit=3)
+    assert [t.id for t in rest.events] == [turns[3].id] and rest.next_cursor is None
+    odd = engram.turns_page(user, session_id="s1")
+    assert [(t.session_id, t.content) for t in odd.events] == [("s1", said[3]), ("s1", said[1])]
+
+
+def test_an_unknown_user_is_not_found(engram: Engram, user: str) -> None:
+    with pytest.raises(NotFoundError) as err:
+        engram.user(user)
+    assert (err.value.status, err.value.code) == (404, "not_found") and user in err.value.message
+    assert engram.turns_page(user).events == []
+
+
+def test_whoami_names_the_keys_tenant_scopes_and_user(server, engram: Engram, user: str) -> None:
+    me = engram.whoami()
+    assert isinstance(me, Caller) and me.tenant == "acme" and me.user_id is None
+    assert sorted(me.scopes) == ["admin", "ingest", "operator", "read"]
+    with Engram(api_key=server.keys["reader"], base_url=server.url) as reader:
+        assert reader.whoami().scopes == ["read"]
+    key_id, bound_key = server.create_key("read,ingest", "--user", user)
+    with Engram(api_key=bound_key, base_url=server.url) as bound:
+        assert (bound.whoami().key_id, bound.whoami().user_id) == (key_id, user)
+
+
+def test_a_jobs_runs_are_listed_newest_first(engram: Engram, user: str) -> None:
+    engram.add_event(user, "user", "I drive a blue Volvo.", id=f"{user}-runs")
+    ids = []
+    for _ in range(2):
+        queued = engram.run_job("evict", user_id=user, dry_run=True)
+        assert engram.wait_for_run(queued.run_id).status == "succeeded"
+        ids.append(queued.run_id)
+    page = engram.job_runs_page("evict", limit=1)
+    assert [run.id for run in page.runs] == [ids[1]] and page.next_cursor == ids[1]
+    older = engram.job_runs_page("evict", cursor=page.next_cursor, limit=1)
+    assert [run.id for run in older.runs] == [ids[0]]
+    run = older.runs[0]
+    assert (run.job, run.user_id, run.dry_run, run.trigger) == ("evict", user, True, "admin") and run.finished
+    with pytest.raises(NotFoundError):
+        engram.job_runs_page("no_such_job")
+
+
 def test_the_graph_answers_what_no_single_memory_holds(engram: Engram, user: str) -> None:
     remember_facts(engram, user, ["I lead the checkout project.", "The checkout project uses Django and Postgres.",
                                   "My colleague Priya owns the payment module."])
@@ -104,6 +171,7 @@ def test_the_graph_answers_what_no_single_memory_holds(engram: Engram, user: str
     assert "checkout project —uses→ PostgreSQL" in [r.content for r in found.results]
     page = engram.entities_page(user, type="technology")
     assert sorted(e.name for e in page.entities) == ["Django", "PostgreSQL"]
+    assert engram.user(user).entities == len(engram.entities_page(user, limit=200).entities) > 2
     detail = engram.get_entity(user, next(e.id for e in page.entities if e.name == "PostgreSQL"))
     assert [r.subject for r in detail.relations] == ["checkout project"]
     path = engram.graph_path(user, "Priya", "postgres")
@@ -144,3 +212,12 @@ async def test_the_async_client_does_the_same(server, user: str) -> None:
         assert (await engram.health()).status == "ok"
         with pytest.raises(NotFoundError):
             await engram.get_memory(user, str(uuid.uuid4()))
+        assert (await engram.whoami()).tenant == "acme"
+        summary = await engram.user(user)
+        assert (summary.user_id, summary.events, summary.sessions) == (user, 1, 1)
+        assert [t.id async for t in engram.list_turns(user, limit=1)] == stored.ids
+        assert (await engram.turns_page(user)).events[0].content == "Our staging cluster runs on Hetzner."
+        runs = await engram.job_runs_page("extract_facts", limit=200)
+        assert run.run_id in [r.id for r in runs.runs]
+        with pytest.raises(NotFoundError):
+            await engram.user(f"{user}-nobody")

@@ -3,6 +3,7 @@
 
 import type {
   AddedMemory,
+  Caller,
   ContextResponse,
   Created,
   Deleted,
@@ -20,11 +21,14 @@ import type {
   Paused,
   Queued,
   Run,
+  RunPage,
   SearchResponse,
   ServiceStatus,
   SessionList,
   Subgraph,
   SummaryList,
+  Turn,
+  TurnPage,
   UserPage,
   UserSummary,
 } from "./schema.js";
@@ -106,6 +110,11 @@ export interface PageOptions {
   cursor?: string;
 }
 
+export interface TurnOptions extends PageOptions {
+  /** Only this session's turns. */
+  session_id?: string;
+}
+
 export interface EntityOptions extends PageOptions {
   query?: string;
   type?: string;
@@ -140,6 +149,9 @@ export declare class Engram {
   deleteMemory(userId: string, memoryId: string, options?: { sources?: boolean }): Promise<MemoryDeleted>;
   restoreMemory(userId: string, memoryId: string): Promise<MemoryDetail>;
 
+  user(userId: string): Promise<UserSummary>;
+  turnsPage(userId: string, options?: TurnOptions): Promise<TurnPage>;
+  listTurns(userId: string, options?: Omit<TurnOptions, "cursor">): AsyncIterableIterator<Turn>;
   sessions(userId: string, limit?: number): Promise<SessionList>;
   summaries(userId: string, limit?: number): Promise<SummaryList>;
   exportUser(userId: string): Promise<Export>;
@@ -158,10 +170,12 @@ export declare class Engram {
   jobs(): Promise<JobList>;
   runJob(job: string, options?: RunOptions): Promise<Queued>;
   jobRun(runId: string): Promise<Run>;
+  jobRunsPage(job: string, options?: PageOptions): Promise<RunPage>;
   waitForRun(runId: string, options?: { timeoutMs?: number; pollMs?: number }): Promise<Run>;
   pauseJob(job: string): Promise<Paused>;
   resumeJob(job: string): Promise<Paused>;
 
+  whoami(): Promise<Caller>;
   health(): Promise<ServiceStatus>;
   readiness(): Promise<ServiceStatus>;
   metrics(): Promise<string>;

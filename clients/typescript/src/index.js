@@ -23,6 +23,8 @@ export const ROUTES = {
   addMemory: ["POST", "/v1/users/{user_id}/memories"],
   updateMemory: ["PATCH", "/v1/users/{user_id}/memories/{memory_id}"],
   deleteMemory: ["DELETE", "/v1/users/{user_id}/memories/{memory_id}"],
+  user: ["GET", "/v1/users/{user_id}"],
+  turnsPage: ["GET", "/v1/users/{user_id}/events"],
   sessions: ["GET", "/v1/users/{user_id}/sessions"],
   summaries: ["GET", "/v1/users/{user_id}/summaries"],
   exportUser: ["GET", "/v1/users/{user_id}/export"],
@@ -38,8 +40,10 @@ export const ROUTES = {
   jobs: ["GET", "/admin/v1/jobs"],
   runJob: ["POST", "/admin/v1/jobs/{job}/runs"],
   jobRun: ["GET", "/admin/v1/jobs/runs/{run_id}"],
+  jobRunsPage: ["GET", "/admin/v1/jobs/{job}/runs"],
   pauseJob: ["POST", "/admin/v1/jobs/{job}/pause"],
   resumeJob: ["POST", "/admin/v1/jobs/{job}/resume"],
+  whoami: ["GET", "/v1/whoami"],
   health: ["GET", "/healthz"],
   readiness: ["GET", "/readyz"],
   metrics: ["GET", "/metrics"],
@@ -325,6 +329,21 @@ export class Engram {
 
   // Users
 
+  /** What engram holds of a user, counted; `NotFoundError` when it holds nothing. */
+  user(userId) {
+    return this.#call("user", { params: { user_id: userId } });
+  }
+
+  /** A page of the user's raw turns, newest first; of one session with `session_id`. */
+  turnsPage(userId, options = {}) {
+    return this.#call("turnsPage", { params: { user_id: userId }, query: options });
+  }
+
+  /** Every raw turn of the user (or of one session), newest first, a page at a time. */
+  listTurns(userId, options = {}) {
+    return this.#follow((cursor) => this.turnsPage(userId, { ...options, cursor }), "events");
+  }
+
   sessions(userId, limit) {
     return this.#call("sessions", { params: { user_id: userId }, query: { limit } });
   }
@@ -401,6 +420,11 @@ export class Engram {
     return this.#call("jobRun", { params: { run_id: runId } });
   }
 
+  /** A page of a job's runs, newest first. */
+  jobRunsPage(job, options = {}) {
+    return this.#call("jobRunsPage", { params: { job }, query: options });
+  }
+
   /** Polls a run until it has ended, and returns it. */
   async waitForRun(runId, { timeoutMs = 120_000, pollMs = 250 } = {}) {
     const deadline = Date.now() + timeoutMs;
@@ -421,6 +445,11 @@ export class Engram {
   }
 
   // Service
+
+  /** The calling key: its tenant, its scopes, and the user it is bound to, if any. */
+  whoami() {
+    return this.#call("whoami");
+  }
 
   health() {
     return this.#call("health");

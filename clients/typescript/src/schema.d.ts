@@ -24,6 +24,22 @@ export interface AddedMemory {
   superseded: Array<string>;
 }
 
+/**
+ * The calling key as `GET /v1/whoami` shows it.
+ */
+export interface Caller {
+  key_id: string;
+  /**
+   * Of `read`, `ingest`, `admin`, `operator`.
+   */
+  scopes: Array<string>;
+  tenant: string;
+  /**
+   * The one user the key reaches, if it is bound to one.
+   */
+  user_id?: string | null;
+}
+
 export interface Context {
   items: Array<ContextItem>;
   max_tokens: number;
@@ -288,6 +304,11 @@ export interface Memory {
   confidence: number;
   content: string;
   created_at: string;
+  /**
+   * How much it still matters now, 0–1: `engram_decay`, what `evict` ranks by and
+   * search weighs with. Filled in by the API ([`Memory::with_decay`]); 0 elsewhere.
+   */
+  decay: number;
   derived_from: Array<string>;
   embedding_model?: string | null;
   id: string;
@@ -479,6 +500,14 @@ export interface Run {
 }
 
 /**
+ * A page of a job's runs; `next_cursor` is absent on the last.
+ */
+export interface RunPage {
+  next_cursor?: string | null;
+  runs: Array<Run>;
+}
+
+/**
  * Where a run is: queued, then running, then one of the finished states.
  */
 export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled" | "abandoned";
@@ -620,6 +649,31 @@ export interface TriggerRequest {
 }
 
 /**
+ * One raw turn as a listing shows it.
+ */
+export interface Turn {
+  content: string;
+  created_at: string;
+  id: string;
+  /**
+   * `user`, `assistant`, `tool` or `system`
+   */
+  role: string;
+  session_id: string;
+}
+
+/**
+ * A page of raw turns, newest first.
+ */
+export interface TurnPage {
+  events: Array<Turn>;
+  /**
+   * Pass as `cursor` for the next page; absent on the last page.
+   */
+  next_cursor?: string | null;
+}
+
+/**
  * A page of the tenant's users; `next_cursor` is absent on the last.
  */
 export interface UserPage {
@@ -632,6 +686,10 @@ export interface UserPage {
  */
 export interface UserSummary {
   /**
+   * Active entities of the knowledge graph.
+   */
+  entities: number;
+  /**
    * Conversation turns stored.
    */
   events: number;
@@ -643,5 +701,6 @@ export interface UserSummary {
    * Active memories (facts and insights).
    */
   memories: number;
+  sessions: number;
   user_id: string;
 }

@@ -82,6 +82,72 @@ test("paged listings are async iterators over every page", async () => {
   assert.deepEqual([...users].sort(), users, "in id order");
 });
 
+test("a user's turns are counted, and listed newest first a page at a time", async () => {
+  const user = freshUser();
+  const said = ["Moved to Porto", "Started at Globex", "My daughter plays the cello", "I run on Sundays"];
+  await engram.addEvents(
+    said.map((content, i) => ({
+      user_id: user,
+      role: "user",
+      content,
+      id: `${user}-${i}`,
+      session_id: `s${i % 2}`,
+      created_at: new Date(Date.UTC(2026, 2, i + 1, 10)),
+    })),
+  );
+  const summary = await engram.user(user);
+  assert.deepEqual(
+    [summary.user_id, summary.events, summary.sessions, summary.memories, summary.entities],
+    [user, 4, 2, 0, 0],
+  );
+  assert.equal(new Date(summary.last_activity).toISOString(), "2026-03-04T10:00:00.000Z", "the newest turn's time");
+
+  const turns = [];
+  for await (const turn of engram.listTurns(user, { limit: 3 })) turns.push(turn);
+  assert.deepEqual(turns.map((t) => t.content), [...said].reverse(), "newest first, over both pages");
+  const first = await engram.turnsPage(user, { limit: 3 });
+  assert.equal(first.next_cursor, turns[2].id);
+  const rest = await engram.turnsPage(user, { limit: 3, cursor: first.next_cursor });
+  assert.deepEqual(rest.events.map((t) => t.id), [turns[3].id]);
+  assert.equal(rest.next_cursor ?? null, null, "the last page has no cursor");
+  const odd = await engram.turnsPage(user, { session_id: "s1" });
+  assert.deepEqual(odd.events.map((t) => t.content), [said[3], said[1]]);
+
+  const unknown = await engram.user(freshUser()).catch((err) => err);
+  assert.ok(unknown instanceof NotFoundError);
+  assert.equal(unknown.status, 404);
+});
+
+test("whoami names the key's tenant, scopes and user", async () => {
+  const me = await engram.whoami();
+  assert.equal(me.tenant, "acme");
+  assert.deepEqual([...me.scopes].sort(), ["admin", "ingest", "operator", "read"]);
+  assert.equal(me.user_id ?? null, null);
+  const reader = new Engram({ apiKey: server.keys.reader, baseUrl: server.url });
+  assert.deepEqual((await reader.whoami()).scopes, ["read"]);
+  const user = freshUser();
+  const bound = new Engram({ apiKey: server.createKey("read,ingest", "--user", user), baseUrl: server.url });
+  assert.equal((await bound.whoami()).user_id, user);
+});
+
+test("a job's runs are listed newest first", async () => {
+  const user = freshUser();
+  await engram.addEvent(user, "user", "I drive a blue Volvo.", { id: `${user}-runs` });
+  const ids = [];
+  for (const _ of [1, 2]) {
+    const queued = await engram.runJob("evict", { user_id: user, dry_run: true });
+    assert.equal((await engram.waitForRun(queued.run_id)).status, "succeeded");
+    ids.push(queued.run_id);
+  }
+  const page = await engram.jobRunsPage("evict", { limit: 1 });
+  assert.deepEqual(page.runs.map((r) => r.id), [ids[1]]);
+  const older = await engram.jobRunsPage("evict", { limit: 1, cursor: page.next_cursor });
+  assert.deepEqual(older.runs.map((r) => r.id), [ids[0]]);
+  const [run] = older.runs;
+  assert.deepEqual([run.job, run.user_id, run.dry_run, run.trigger], ["evict", user, true, "admin"]);
+  await assert.rejects(engram.jobRunsPage("no_such_job"), NotFoundError);
+});
+
 test("errors are typed, with status, code, field and request id", async () => {
   const user = freshUser();
   const missing = await engram.getMemory(user, "00000000-0000-0000-0000-000000000000").catch((err) => err);

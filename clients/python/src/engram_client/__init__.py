@@ -26,6 +26,7 @@ from ._errors import (
 )
 from ._models import (
     AddedMemory,
+    Caller,
     ContextItem,
     ContextResponse,
     Created,
@@ -50,6 +51,7 @@ from ._models import (
     Queued,
     Relation,
     Run,
+    RunPage,
     SearchResponse,
     SearchResult,
     ServiceStatus,
@@ -57,6 +59,8 @@ from ._models import (
     SessionList,
     Subgraph,
     SummaryList,
+    Turn,
+    TurnPage,
     UserPage,
     UserSummary,
 )
@@ -67,8 +71,8 @@ __all__ = [
     "EngramError", "APIConnectionError", "APITimeoutError", "APIStatusError", "InvalidRequestError",
     "AuthenticationError", "PermissionDeniedError", "NotFoundError", "ConflictError", "PayloadTooLargeError",
     "UnsupportedMediaTypeError", "RateLimitError", "InternalServerError", "ServiceUnavailableError",
-    "AddedMemory", "ContextItem", "ContextResponse", "Created", "Deleted", "Deletion", "DeletionList", "Explanation",
+    "AddedMemory", "Caller", "ContextItem", "ContextResponse", "Created", "Deleted", "Deletion", "DeletionList", "Explanation",
     "Entity", "EntityDetail", "EntityPage", "GraphChange", "HistoryEntry", "Ingested", "JobList", "JobOverview", "Memory", "MemoryDeleted", "MemoryDetail", "MemoryPage", "Paused",
-    "PeriodSummary", "Queued", "Relation", "Run", "SearchResponse", "SearchResult", "Session", "SessionList", "ServiceStatus",
-    "Subgraph", "SummaryList", "UserPage", "UserSummary", "Event", "ListOptions", "RunOptions", "SearchOptions",
+    "PeriodSummary", "Queued", "Relation", "Run", "RunPage", "SearchResponse", "SearchResult", "Session", "SessionList", "ServiceStatus",
+    "Subgraph", "SummaryList", "Turn", "TurnPage", "UserPage", "UserSummary", "Event", "ListOptions", "RunOptions", "SearchOptions",
 ]

@@ -183,6 +183,29 @@ class Engram(_Base):
         it was extracted from. Not retried: a second try answers 404."""
         return self._send(r.delete_memory(user_id, memory_id, sources))
 
+    def user(self, user_id: str) -> m.UserSummary:
+        """What engram holds of a user, counted; NotFoundError when it holds nothing."""
+        return self._send(r.user(user_id))
+
+    def turns_page(
+        self, user_id: str, session_id: Optional[str] = None, cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> m.TurnPage:
+        """A page of the user's raw turns, newest first; of one session with `session_id`."""
+        return self._send(r.turns_page(user_id, session_id, cursor, limit))
+
+    def list_turns(
+        self, user_id: str, session_id: Optional[str] = None, limit: Optional[int] = None
+    ) -> Iterator[m.Turn]:
+        """Every raw turn of the user (or of one session), newest first, a page at a time."""
+        cursor: Optional[str] = None
+        while True:
+            page = self.turns_page(user_id, session_id, cursor, limit)
+            yield from page.events
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     def sessions(self, user_id: str, limit: Optional[int] = None) -> m.SessionList:
         return self._send(r.sessions(user_id, limit))
 
@@ -252,6 +275,10 @@ class Engram(_Base):
     def job_run(self, run_id: str) -> m.Run:
         return self._send(r.job_run(run_id))
 
+    def job_runs_page(self, job: str, cursor: Optional[str] = None, limit: Optional[int] = None) -> m.RunPage:
+        """A page of a job's runs, newest first."""
+        return self._send(r.job_runs_page(job, cursor, limit))
+
     def wait_for_run(self, run_id: str, timeout: float = 120, poll: float = 0.25) -> m.Run:
         """Polls a run until it has finished; raises TimeoutError past `timeout` seconds."""
         deadline = time.monotonic() + timeout
@@ -268,6 +295,10 @@ class Engram(_Base):
         return self._send(r.pause_job(job, False))
 
     # Operations
+    def whoami(self) -> m.Caller:
+        """The calling key: its tenant, its scopes, and the user it is bound to, if any."""
+        return self._send(r.whoami())
+
     def health(self) -> m.ServiceStatus:
         return self._send(r.health())
 
@@ -371,6 +402,27 @@ class AsyncEngram(_Base):
     async def delete_memory(self, user_id: str, memory_id: str, *, sources: bool = False) -> m.MemoryDeleted:
         return await self._send(r.delete_memory(user_id, memory_id, sources))
 
+    async def user(self, user_id: str) -> m.UserSummary:
+        return await self._send(r.user(user_id))
+
+    async def turns_page(
+        self, user_id: str, session_id: Optional[str] = None, cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> m.TurnPage:
+        return await self._send(r.turns_page(user_id, session_id, cursor, limit))
+
+    async def list_turns(
+        self, user_id: str, session_id: Optional[str] = None, limit: Optional[int] = None
+    ) -> AsyncIterator[m.Turn]:
+        cursor: Optional[str] = None
+        while True:
+            page = await self.turns_page(user_id, session_id, cursor, limit)
+            for turn in page.events:
+                yield turn
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     async def sessions(self, user_id: str, limit: Optional[int] = None) -> m.SessionList:
         return await self._send(r.sessions(user_id, limit))
 
@@ -435,6 +487,9 @@ class AsyncEngram(_Base):
     async def job_run(self, run_id: str) -> m.Run:
         return await self._send(r.job_run(run_id))
 
+    async def job_runs_page(self, job: str, cursor: Optional[str] = None, limit: Optional[int] = None) -> m.RunPage:
+        return await self._send(r.job_runs_page(job, cursor, limit))
+
     async def wait_for_run(self, run_id: str, timeout: float = 120, poll: float = 0.25) -> m.Run:
         deadline = time.monotonic() + timeout
         while not (run := await self.job_run(run_id)).finished:
@@ -448,6 +503,9 @@ class AsyncEngram(_Base):
 
     async def resume_job(self, job: str) -> m.Paused:
         return await self._send(r.pause_job(job, False))
+
+    async def whoami(self) -> m.Caller:
+        return await self._send(r.whoami())
 
     async def health(self) -> m.ServiceStatus:
         return await self._send(r.health())

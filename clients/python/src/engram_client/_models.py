@@ -20,6 +20,15 @@ class ServiceStatus(_Model):
     status: str
 
 
+class Caller(_Model):
+    """The calling key: its tenant, its scopes, and the one user it reaches if it is bound."""
+
+    key_id: str
+    tenant: str
+    scopes: list[str]
+    user_id: Optional[str] = None
+
+
 class Ingested(_Model):
     """What `add_events` stored: an id per event, in order."""
 
@@ -113,6 +122,8 @@ class Memory(_Model):
     embedding_model: Optional[str] = None
     created_at: datetime
     updated_at: datetime
+    #: How much it still matters now, 0–1: the score `evict` ranks by and search weighs with.
+    decay: float
 
 
 class HistoryEntry(_Model):
@@ -208,11 +219,29 @@ class UserSummary(_Model):
     events: int
     #: Active memories.
     memories: int
+    sessions: int
+    #: Active entities of the knowledge graph.
+    entities: int
     last_activity: Optional[datetime] = None
 
 
 class UserPage(_Model):
     users: list[UserSummary]
+    next_cursor: Optional[str] = None
+
+
+class Turn(_Model):
+    """One raw conversation turn, as stored."""
+
+    id: str
+    session_id: str
+    role: str
+    content: str
+    created_at: datetime
+
+
+class TurnPage(_Model):
+    events: list[Turn]
     next_cursor: Optional[str] = None
 
 
@@ -238,6 +267,11 @@ class Run(_Model):
     @property
     def finished(self) -> bool:
         return self.status in ("succeeded", "failed", "cancelled", "abandoned")
+
+
+class RunPage(_Model):
+    runs: list[Run]
+    next_cursor: Optional[str] = None
 
 
 class JobOverview(_Model):

@@ -149,6 +149,17 @@ def feedback(user_id: str, memory_id: str, kind: str, note: Optional[str]) -> Ca
     return Call("POST", "/v1/feedback", m.Created, json=body, retryable=False)
 
 
+def user(user_id: str) -> Call[m.UserSummary]:
+    return Call("GET", f"/v1/users/{_segment(user_id)}", m.UserSummary)
+
+
+def turns_page(
+    user_id: str, session_id: Optional[str], cursor: Optional[str], limit: Optional[int]
+) -> Call[m.TurnPage]:
+    params = _clean({"session_id": session_id, "cursor": cursor, "limit": limit})
+    return Call("GET", f"/v1/users/{_segment(user_id)}/events", m.TurnPage, params=params)
+
+
 def sessions(user_id: str, limit: Optional[int]) -> Call[m.SessionList]:
     return Call("GET", f"/v1/users/{_segment(user_id)}/sessions", m.SessionList, params=_clean({"limit": limit}))
 
@@ -219,9 +230,18 @@ def job_run(run_id: str) -> Call[m.Run]:
     return Call("GET", f"/admin/v1/jobs/runs/{_segment(run_id)}", m.Run)
 
 
+def job_runs_page(job: str, cursor: Optional[str], limit: Optional[int]) -> Call[m.RunPage]:
+    params = _clean({"cursor": cursor, "limit": limit})
+    return Call("GET", f"/admin/v1/jobs/{_segment(job)}/runs", m.RunPage, params=params)
+
+
 def pause_job(job: str, paused: bool) -> Call[m.Paused]:
     action = "pause" if paused else "resume"
     return Call("POST", f"/admin/v1/jobs/{_segment(job)}/{action}", m.Paused)
+
+
+def whoami() -> Call[m.Caller]:
+    return Call("GET", "/v1/whoami", m.Caller)
 
 
 def health() -> Call[m.ServiceStatus]:
