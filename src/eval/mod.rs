@@ -6,6 +6,7 @@
 
 mod locomo;
 mod scenario;
+mod score;
 mod transcript;
 
 use std::collections::BTreeMap;

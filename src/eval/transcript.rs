@@ -102,7 +102,7 @@ impl Transcript {
     pub fn score(&self, ranked: &[usize], answer: &str, evidence: &[String]) -> [f64; 4] {
         let recall_at = |k: usize| {
             let top: Vec<&str> = ranked.iter().take(k).map(|&i| self.turns[i].dia_id.as_str()).collect();
-            super::locomo::recall(evidence, &top)
+            super::score::recall(evidence, &top)
         };
         let in_context = |budget: usize| {
             let mut text = String::new();
@@ -117,7 +117,7 @@ impl Transcript {
                 text.push_str(&line);
                 text.push('\n');
             }
-            super::locomo::answer_in(&text, answer)
+            super::score::answer_in(&text, answer)
         };
         [recall_at(5), recall_at(10), in_context(256), in_context(1024)]
     }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::resolve::distinct;
+use super::names::distinct;
 use super::store::{Target, record};
 use crate::domain::{TenantId, UserId};
 use crate::memories::Change;

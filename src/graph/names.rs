@@ -1,8 +1,10 @@
-//! What an entity is called: the normal form names are matched by, and the shipped
-//! aliases (PG → PostgreSQL, k8s → Kubernetes, 阿里云 ↔ Alibaba Cloud), which
-//! `graph.aliases` extends.
+//! What an entity is called: the normal form names are matched by, when two names are
+//! told apart however alike, and the shipped aliases (PG → PostgreSQL, k8s →
+//! Kubernetes, 阿里云 ↔ Alibaba Cloud), which `graph.aliases` extends.
 
 use std::collections::HashMap;
+
+use crate::technologies::technologies;
 
 /// Canonical names and the other names they go by. Matching is on the normal form.
 const ALIASES: &[(&str, &[&str])] = &[
@@ -138,6 +140,19 @@ impl Default for Aliases {
     }
 }
 
+/// Whether two names are told apart however alike their vectors: two different
+/// technologies, or names whose words differ in a letter or a number ("Project A").
+pub fn distinct(a: &str, b: &str) -> bool {
+    let (ta, tb) = (technologies(a), technologies(b));
+    if !ta.is_empty() && !tb.is_empty() && ta != tb {
+        return true;
+    }
+    let words = |s: &str| -> Vec<String> { normalise(s).split_whitespace().map(str::to_owned).collect() };
+    let (wa, wb) = (words(a), words(b));
+    let short = |w: &String| w.chars().count() <= 2 || w.chars().any(|c| c.is_ascii_digit());
+    wa.iter().filter(|w| short(w)).any(|w| !wb.contains(w)) || wb.iter().filter(|w| short(w)).any(|w| !wa.contains(w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +189,14 @@ mod tests {
         ] {
             assert_eq!(similarity(&trigrams(a), &trigrams(b)), expected, "{a} / {b}");
         }
+    }
+
+    #[test]
+    fn names_that_differ_in_a_letter_or_technology_stay_apart() {
+        assert!(distinct("Project A", "Project B"));
+        assert!(distinct("PostgreSQL", "MySQL"));
+        assert!(distinct("plan 2", "plan 3"));
+        assert!(!distinct("payment module", "the payment module"));
+        assert!(!distinct("checkout service", "checkout services"));
     }
 }

@@ -10,11 +10,10 @@ use uuid::Uuid;
 use super::EntityType;
 use super::mention::Mention;
 use super::merge::merge;
-use super::names::normalise;
+use super::names::{distinct, normalise};
 use super::store::{Target, Writer, Written, record};
 use crate::memories::Change;
 use crate::models::Embedding;
-use crate::technologies::technologies;
 
 impl Writer<'_> {
     /// The entity `mention` names: known by name or alias, or similar enough, or new.
@@ -225,32 +224,5 @@ impl Writer<'_> {
         let change = Change { reason: "the user said their name".into(), ..self.change.clone() };
         record(conn, self.tenant, self.user, Target::Entity(me), "updated", Some(before), Some(after), &change).await?;
         Ok(())
-    }
-}
-
-/// Whether two names are told apart however alike their vectors: two different
-/// technologies, or names whose words differ in a letter or a number ("Project A").
-pub fn distinct(a: &str, b: &str) -> bool {
-    let (ta, tb) = (technologies(a), technologies(b));
-    if !ta.is_empty() && !tb.is_empty() && ta != tb {
-        return true;
-    }
-    let words = |s: &str| -> Vec<String> { normalise(s).split_whitespace().map(str::to_owned).collect() };
-    let (wa, wb) = (words(a), words(b));
-    let short = |w: &String| w.chars().count() <= 2 || w.chars().any(|c| c.is_ascii_digit());
-    wa.iter().filter(|w| short(w)).any(|w| !wb.contains(w)) || wb.iter().filter(|w| short(w)).any(|w| !wa.contains(w))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_that_differ_in_a_letter_or_technology_stay_apart() {
-        assert!(distinct("Project A", "Project B"));
-        assert!(distinct("PostgreSQL", "MySQL"));
-        assert!(distinct("plan 2", "plan 3"));
-        assert!(!distinct("payment module", "the payment module"));
-        assert!(!distinct("checkout service", "checkout services"));
     }
 }

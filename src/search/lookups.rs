@@ -278,3 +278,9 @@ pub async fn has_own_index(
     let index = crate::user_indexes::own_index(db, table, tenant.as_str(), user, dims).await?;
     Ok(index.is_some_and(|(_, valid)| valid))
 }
+
+/// Candidates per source: enough for re-ranking to matter, few enough that a user
+/// with 100,000 memories does not make the HNSW scan go far.
+pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
+    (2 * limit).max(10).min(settings.candidates.max(limit))
+}

@@ -50,8 +50,7 @@ mod rerank;
 mod score;
 mod summaries;
 pub mod when;
-pub use lookups::has_own_index;
-pub use query::candidates;
+pub use lookups::{candidates, has_own_index};
 pub mod terms;
 
 use chrono::{DateTime, Utc};

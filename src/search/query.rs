@@ -138,9 +138,3 @@ fn sort(results: &mut [SearchResult]) {
             .then_with(|| b.updated_at.cmp(&a.updated_at))
     });
 }
-
-/// Candidates per source: enough for re-ranking to matter, few enough that a user
-/// with 100,000 memories does not make the HNSW scan go far.
-pub fn candidates(limit: usize, settings: &SearchSettings) -> usize {
-    (2 * limit).max(10).min(settings.candidates.max(limit))
-}

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::query::candidates;
+use super::lookups::candidates;
 use super::terms::Terms;
 use super::{Parts, SearchQuery, SearchResult};
 use crate::configuration::SearchSettings;
