@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
+use super::EntityStatus;
 use super::names::distinct;
 use super::store::{Target, record};
 use crate::domain::{TenantId, UserId};
@@ -76,7 +77,7 @@ pub async fn restore(
     id: Uuid,
     change: &Change,
 ) -> Result<(), RestoreError> {
-    let merged: Option<(String, Option<Uuid>, String)> = sqlx::query_as(
+    let merged: Option<(EntityStatus, Option<Uuid>, String)> = sqlx::query_as(
         "SELECT status, merged_into, norm_name FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
     )
     .bind(tenant.as_str())
@@ -84,7 +85,7 @@ pub async fn restore(
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?;
-    let Some((_, Some(into), norm_name)) = merged.clone().filter(|(s, ..)| s == "merged") else {
+    let Some((_, Some(into), norm_name)) = merged.clone().filter(|(s, ..)| *s == EntityStatus::Merged) else {
         return Err(if merged.is_none() { RestoreError::NotFound } else { RestoreError::NotMerged });
     };
     let after: Option<Value> = sqlx::query_scalar(

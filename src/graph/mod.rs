@@ -44,6 +44,26 @@ pub use crate::configuration::GraphSettings;
 
 pub use names::Aliases;
 
+/// Whether an entity stands, was merged into another, or was deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum EntityStatus {
+    Active,
+    Merged,
+    Deleted,
+}
+
+/// Whether a relation holds, was ended by a newer one, or was deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum RelationStatus {
+    Active,
+    Superseded,
+    Deleted,
+}
+
 /// What an entity is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]

@@ -8,7 +8,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::retrieve::{Seed, walk};
-use super::{EntityType, Graph};
+use super::{EntityStatus, EntityType, Graph, RelationStatus};
 use crate::domain::{TenantId, UserId};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -23,8 +23,7 @@ pub struct Entity {
     pub last_seen: DateTime<Utc>,
     /// Whether it is the user themself.
     pub is_user: bool,
-    /// `active` or `merged`.
-    pub status: String,
+    pub status: EntityStatus,
     /// The entity it was merged into.
     pub merged_into: Option<Uuid>,
 }
@@ -46,8 +45,7 @@ pub struct Relation {
     pub created_at: DateTime<Utc>,
     pub expired_at: Option<DateTime<Utc>>,
     pub source_event_ids: Vec<Uuid>,
-    /// `active` or `superseded`.
-    pub status: String,
+    pub status: RelationStatus,
     pub confidence: f32,
 }
 

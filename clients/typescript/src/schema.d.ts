@@ -113,10 +113,7 @@ export interface Entity {
    */
   merged_into?: string | null;
   name: string;
-  /**
-   * `active` or `merged`.
-   */
-  status: string;
+  status: EntityStatus;
   type: string;
 }
 
@@ -133,6 +130,11 @@ export interface EntityPage {
   entities: Array<Entity>;
   next_cursor?: string | null;
 }
+
+/**
+ * Whether an entity stands, was merged into another, or was deleted.
+ */
+export type EntityStatus = "active" | "merged" | "deleted";
 
 /**
  * `{"error": {"code", "message", "field"?}}`: every error engram answers.
@@ -453,10 +455,7 @@ export interface Relation {
   object_id: string;
   predicate: string;
   source_event_ids: Array<string>;
-  /**
-   * `active` or `superseded`.
-   */
-  status: string;
+  status: RelationStatus;
   /**
    * The subject's name.
    */
@@ -465,6 +464,11 @@ export interface Relation {
   valid_from: string;
   valid_to?: string | null;
 }
+
+/**
+ * Whether a relation holds, was ended by a newer one, or was deleted.
+ */
+export type RelationStatus = "active" | "superseded" | "deleted";
 
 /**
  * The kind of a search or context result: a memory, or a summary of sessions.
