@@ -240,6 +240,10 @@ class Console:
         except TimeoutException:
             raise AssertionError(f"{what}; the page shows:\n{self.driver.find_element(By.TAG_NAME, 'body').text}")
 
+    def click(self, css: str, timeout: float = 10):
+        """Clicks what `css` names, found again if the page re-drew it in between."""
+        self.wait_until(lambda: self.find(css, timeout).click() is None, f"{css} can be clicked", timeout)
+
     def text(self, css: str) -> str:
         return self.find(css).text
 

@@ -23,7 +23,7 @@ def memory_row(console, content: str):
 def test_signing_in_shows_the_tenant_and_scopes_and_keeps_the_key_out_of_urls(console, engram, proxy):
     console.open()
     console.find("#key").send_keys("egm_not_a_key")
-    console.find("#signin button[type=submit]").click()
+    console.click("#signin button[type=submit]")
     console.wait_until(lambda: "refused" in console.text(".signin-status"), "a wrong key is refused")
 
     console.sign_in(engram.keys["admin"])
@@ -41,7 +41,7 @@ def test_signing_in_shows_the_tenant_and_scopes_and_keeps_the_key_out_of_urls(co
     assert key not in console.driver.current_url
     assert key not in engram.log.read_text(), "nor into engram's log"
 
-    console.find("#signout").click()
+    console.click("#signout")
     console.wait_for("#signin")
     assert console.driver.execute_script("return sessionStorage.getItem('engram.key')") is None
 
@@ -49,13 +49,13 @@ def test_signing_in_shows_the_tenant_and_scopes_and_keeps_the_key_out_of_urls(co
 def test_a_user_is_found_by_id_with_their_counts(console, engram, api):
     console.sign_in(engram.keys["admin"])
     console.find("#find-user input[name=user]").send_keys("nobody-here")
-    console.find("#find-user button").click()
+    console.click("#find-user button")
     console.wait_for("#not-found")
 
     field = console.find("#find-user input[name=user]")
     field.clear()
     field.send_keys("ana")
-    console.find("#find-user button").click()
+    console.click("#find-user button")
     console.wait_for(".stat[data-stat=memories]")
     expected = api.get("/v1/users/ana")
     for stat in ("memories", "events", "sessions", "entities"):
@@ -68,7 +68,7 @@ def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console,
     console.sign_in(engram.keys["admin"])
     console.go("#/users/ana/memories")
     Select(console.find("#memory-filters select[name=status]")).select_by_value("evicted")
-    console.find("#memory-filters button").click()
+    console.click("#memory-filters button")
     console.wait_until(lambda: console.all("#memories tr[data-memory-id]"), "an evicted memory is listed")
     console.all("#memories tr[data-memory-id] a")[0].click()
     console.wait_for("#history li[data-action=evicted]")
@@ -81,19 +81,19 @@ def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console,
     assert "extracted by rules" in created.text
     assert re.search(r"^decay\n\d\.\d{3}$", console.text("dl.facts"), re.M), "the decay score is shown"
 
-    console.find("button[data-action=restore]").click()
+    console.click("button[data-action=restore]")
     console.wait_for("#history li[data-action=restored]")
     assert "active" in console.text("dl.facts")
 
     Select(console.find("#memory-filters select[name=status]")).select_by_value("merged")
-    console.find("#memory-filters button").click()
+    console.click("#memory-filters button")
     console.wait_until(lambda: memory_row(console, "We really like FastAPI"), "the restatement is merged")
     memory_row(console, "We really like FastAPI").find_element("css selector", "a").click()
     console.wait_for("#history li[data-action=merged]")
     assert "the same fact, said again" in console.text("#history li[data-action=merged]")
 
     Select(console.find("#memory-filters select[name=status]")).select_by_value("active")
-    console.find("#memory-filters button").click()
+    console.click("#memory-filters button")
     console.wait_until(lambda: memory_row(console, "Our backend framework is FastAPI."), "the keyed fact is active")
     memory_row(console, "Our backend framework is FastAPI.").find_element("css selector", "a").click()
     console.wait_for("#history li[data-label='absorbed a duplicate']")
@@ -105,18 +105,18 @@ def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console,
 def test_a_memory_added_with_a_key_supersedes_the_one_it_replaces(console, engram):
     console.sign_in(engram.keys["admin"])
     console.go("#/users/ana/memories")
-    console.find("details.add summary").click()
+    console.click("details.add summary")
     console.find("#add-memory textarea[name=content]").send_keys("I moved to Porto.")
     Select(console.find("#add-memory select[name=category]")).select_by_value("personal")
     console.find("#add-memory input[name=key]").send_keys("location")
-    console.find("#add-memory button[data-action=add]").click()
+    console.click("#add-memory button[data-action=add]")
     console.wait_until(lambda: console.all("#memory-content") and console.text("#memory-content") == "I moved to Porto.",
                        "the new memory opens")
     assert "Memory added." in console.text("#flash")
     assert console.find("#history li[data-action=created]").text.count("by key:") == 1
 
     Select(console.find("#memory-filters select[name=status]")).select_by_value("superseded")
-    console.find("#memory-filters button").click()
+    console.click("#memory-filters button")
     console.wait_until(lambda: memory_row(console, "I live in Lisbon."), "the old home is superseded")
     memory_row(console, "I live in Lisbon.").find_element("css selector", "a").click()
     console.wait_for("#history li[data-action=superseded]")
@@ -128,37 +128,37 @@ def test_an_edited_then_deleted_memory_is_gone_from_search(console, engram, api)
     console.go("#/users/ana/memories")
     console.wait_until(lambda: memory_row(console, "dark mode"), "the preference is listed")
     memory_row(console, "dark mode").find_element("css selector", "a").click()
-    console.find("button[data-action=edit]").click()
+    console.click("button[data-action=edit]")
     content = console.find("#edit-memory textarea[name=content]")
     content.clear()
     content.send_keys("I prefer dark mode in every editor and terminal.")
-    console.find("#edit-memory button[data-action=save]").click()
+    console.click("#edit-memory button[data-action=save]")
     console.wait_until(lambda: console.text("#memory-content") == "I prefer dark mode in every editor and terminal.",
                        "the edit is saved")
     updated = console.find("#history li[data-action=updated]")
     assert "I prefer dark mode in every editor." in updated.text and "and terminal" in updated.text
 
-    console.find("button[data-action=pin]").click()
+    console.click("button[data-action=pin]")
     console.wait_until(lambda: "pinned\nyes" in console.text("dl.facts"), "the memory is pinned")
 
     console.go("#/search")
     search_for = console.find("#search input[name=query]")
     search_for.send_keys("dark mode terminal")
-    console.find("#search button[type=submit]").click()
+    console.click("#search button[type=submit]")
     console.wait_until(lambda: "and terminal" in console.text("#results"), "search finds the edited memory")
 
     console.go("#/users/ana/memories")
     console.wait_until(lambda: memory_row(console, "and terminal"), "the edited memory is listed")
     memory_row(console, "and terminal").find_element("css selector", "a").click()
-    console.find("button[data-action=delete]").click()
-    console.find(".confirm input[name=sources]").click()
-    console.find("button[data-action=confirm-delete]").click()
+    console.click("button[data-action=delete]")
+    console.click(".confirm input[name=sources]")
+    console.click("button[data-action=confirm-delete]")
     console.wait_until(lambda: "Deleted" in console.text("#flash"), "the deletion is confirmed")
     console.wait_until(lambda: console.all("#memories tr[data-memory-id]") and not memory_row(console, "dark mode"),
                        "the memory left the list")
 
     console.go("#/search")
-    console.find("#search button[type=submit]").click()  # the same query, kept by the page
+    console.click("#search button[type=submit]")  # the same query, kept by the page
     console.wait_for("#search-summary")
     console.idle()
     assert "dark mode" not in console.text("#results"), "neither the memory nor the turn it came from is found"
@@ -172,7 +172,7 @@ def test_the_graph_draws_a_three_hop_path_and_answers_as_of(console, engram):
     console.wait_until(lambda: len(console.all("svg#graph g.node")) >= 4, "the neighbourhood is drawn")
     console.find("#path input[name=from]").send_keys("Priya")
     console.find("#path input[name=to]").send_keys("Postgres")
-    console.find("#path button").click()
+    console.click("#path button")
     console.wait_until(lambda: "3 hops" in console.text("#path-text"), "a three-hop path is found")
     assert console.text("#path-text") == "3 hops: Priya —colleague→ Ana Lopes —leads→ checkout project —uses→ PostgreSQL"
     assert len(console.all("svg#graph line.edge.on-path")) == 3
@@ -186,7 +186,7 @@ def test_the_graph_draws_a_three_hop_path_and_answers_as_of(console, engram):
 
     as_of = console.find("#graph-controls input[name=as_of]")
     console.driver.execute_script("arguments[0].value = '2020-01-01T00:00'", as_of)
-    console.find("#graph-controls button").click()
+    console.click("#graph-controls button")
     console.wait_until(lambda: "as of 2020-01-01T00:00" in console.text("#graph-status"), "as_of is asked")
     assert not console.all("svg#graph line.edge"), "nothing held in 2020"
 
@@ -198,8 +198,8 @@ def test_search_explains_its_scores_and_context_is_the_agents_block(console, eng
     console.go("#/search")
     assert console.find("#search input[name=user]").get_attribute("value") == "ana"
     console.find("#search input[name=query]").send_keys("which database does the checkout project use?")
-    console.find("#search input[value=relation]").click()
-    console.find("#search button[type=submit]").click()
+    console.click("#search input[value=relation]")
+    console.click("#search button[type=submit]")
     console.wait_for("#search-results tbody tr")
     header = console.text("#search-results thead")
     for part in ("SIMILARITY", "KEYWORD", "RELEVANCE", "TIER", "TIME"):
@@ -208,7 +208,7 @@ def test_search_explains_its_scores_and_context_is_the_agents_block(console, eng
     assert "PostgreSQL" in first or "Postgres" in first, first
 
     console.find("#context-form input[name=query]").send_keys("which database does the checkout project use?")
-    console.find("#context-form button").click()
+    console.click("#context-form button")
     console.wait_for("#context-text")
     expected = api.get("/v1/users/ana/context", query="which database does the checkout project use?")
     assert console.text("#context-text") == expected["text"].strip()
@@ -227,21 +227,23 @@ def test_a_dry_run_shows_what_would_change_and_changes_nothing(console, engram, 
     scope = console.find("input[name=user]")
     scope.clear()
     scope.send_keys("ana")
-    console.find("#jobs tr[data-job=extract_facts] button[data-action=dry-run]").click()
-    card = console.find("#runs .run[data-run-id]")
-    console.wait_until(lambda: card.get_attribute("data-status") == "succeeded", "the dry run finishes", timeout=60)
+    console.click("#jobs tr[data-job=extract_facts] button[data-action=dry-run]")
+    run = "#runs .run[data-run-id]"
+    console.wait_until(lambda: console.find(run).get_attribute("data-status") == "succeeded", "the dry run finishes",
+                       timeout=60)
+    card = console.find(run)
     assert "Dry run of extract_facts" in card.text and "Nothing was changed" in card.text
     assert "events_read\n1" in card.text, card.text
+    run_id = card.get_attribute("data-run-id")
     assert memories() == before
 
-    console.find("#jobs tr[data-job=purge] button[data-action=pause]").click()
+    console.click("#jobs tr[data-job=purge] button[data-action=pause]")
     console.wait_until(lambda: "paused" in console.text("#jobs tr[data-job=purge]"), "purge is paused")
     assert next(j for j in api.get("/admin/v1/jobs")["jobs"] if j["name"] == "purge")["paused"]
-    console.find("#jobs tr[data-job=purge] button[data-action=resume]").click()
+    console.click("#jobs tr[data-job=purge] button[data-action=resume]")
     console.wait_until(lambda: console.all("#jobs tr[data-job=purge] button[data-action=pause]"), "purge resumed")
 
-    console.find("#jobs tr[data-job=extract_facts] button[data-action=history]").click()
-    run_id = card.get_attribute("data-run-id")
+    console.click("#jobs tr[data-job=extract_facts] button[data-action=history]")
     console.wait_until(lambda: console.all(f"#recent-runs tr[data-run-id='{run_id}']"), "the dry run is in the job's runs")
     listed = api.get("/admin/v1/jobs/extract_facts/runs", limit=20)["runs"]
     assert listed[0]["id"] == run_id and listed[0]["dry_run"], "newest first"
