@@ -20,6 +20,18 @@ def memory_row(console, content: str):
     return rows[0] if rows else None
 
 
+def open_memory(console, content: str):
+    """Opens the listed memory that says `content`, found again if the list re-drew."""
+    def opened() -> bool:
+        row = memory_row(console, content)
+        if row is None:
+            return False
+        row.find_element("css selector", "a").click()
+        return True
+
+    console.wait_until(opened, f"the memory {content!r} can be opened")
+
+
 def test_signing_in_shows_the_tenant_and_scopes_and_keeps_the_key_out_of_urls(console, engram, proxy):
     console.open()
     console.find("#key").send_keys("egm_not_a_key")
@@ -70,7 +82,7 @@ def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console,
     Select(console.find("#memory-filters select[name=status]")).select_by_value("evicted")
     console.click("#memory-filters button")
     console.wait_until(lambda: console.all("#memories tr[data-memory-id]"), "an evicted memory is listed")
-    console.all("#memories tr[data-memory-id] a")[0].click()
+    console.click("#memories tr[data-memory-id] a")
     console.wait_for("#history li[data-action=evicted]")
     labels = [li.get_attribute("data-label") for li in console.all("#history li")]
     assert labels[0] == "created" and labels[-1] == "evicted", labels
@@ -88,14 +100,14 @@ def test_a_memory_shows_its_history_after_extraction_dedup_and_eviction(console,
     Select(console.find("#memory-filters select[name=status]")).select_by_value("merged")
     console.click("#memory-filters button")
     console.wait_until(lambda: memory_row(console, "We really like FastAPI"), "the restatement is merged")
-    memory_row(console, "We really like FastAPI").find_element("css selector", "a").click()
+    open_memory(console, "We really like FastAPI")
     console.wait_for("#history li[data-action=merged]")
     assert "the same fact, said again" in console.text("#history li[data-action=merged]")
 
     Select(console.find("#memory-filters select[name=status]")).select_by_value("active")
     console.click("#memory-filters button")
     console.wait_until(lambda: memory_row(console, "Our backend framework is FastAPI."), "the keyed fact is active")
-    memory_row(console, "Our backend framework is FastAPI.").find_element("css selector", "a").click()
+    open_memory(console, "Our backend framework is FastAPI.")
     console.wait_for("#history li[data-label='absorbed a duplicate']")
     assert "framework" in console.text("dl.facts")
     console.idle()
@@ -118,7 +130,7 @@ def test_a_memory_added_with_a_key_supersedes_the_one_it_replaces(console, engra
     Select(console.find("#memory-filters select[name=status]")).select_by_value("superseded")
     console.click("#memory-filters button")
     console.wait_until(lambda: memory_row(console, "I live in Lisbon."), "the old home is superseded")
-    memory_row(console, "I live in Lisbon.").find_element("css selector", "a").click()
+    open_memory(console, "I live in Lisbon.")
     console.wait_for("#history li[data-action=superseded]")
     assert "valid to\n—" not in console.text("dl.facts"), "its validity ended"
 
@@ -127,7 +139,7 @@ def test_an_edited_then_deleted_memory_is_gone_from_search(console, engram, api)
     console.sign_in(engram.keys["admin"])
     console.go("#/users/ana/memories")
     console.wait_until(lambda: memory_row(console, "dark mode"), "the preference is listed")
-    memory_row(console, "dark mode").find_element("css selector", "a").click()
+    open_memory(console, "dark mode")
     console.click("button[data-action=edit]")
     content = console.find("#edit-memory textarea[name=content]")
     content.clear()
@@ -149,7 +161,7 @@ def test_an_edited_then_deleted_memory_is_gone_from_search(console, engram, api)
 
     console.go("#/users/ana/memories")
     console.wait_until(lambda: memory_row(console, "and terminal"), "the edited memory is listed")
-    memory_row(console, "and terminal").find_element("css selector", "a").click()
+    open_memory(console, "and terminal")
     console.click("button[data-action=delete]")
     console.click(".confirm input[name=sources]")
     console.click("button[data-action=confirm-delete]")
@@ -179,7 +191,7 @@ def test_the_graph_draws_a_three_hop_path_and_answers_as_of(console, engram):
     names = {n.text for n in console.all("svg#graph .node-label")}
     assert {"Priya", "Ana Lopes", "checkout project", "PostgreSQL"} <= names
 
-    console.all("svg#graph g.node")[0].click()
+    console.click("svg#graph g.node")
     console.wait_until(lambda: "Relations" in console.text("#entity"), "an entity's relations are shown")
     console.idle()
     console.full_screenshot("graph")
@@ -261,7 +273,7 @@ def test_markup_in_turns_and_memories_renders_as_text_and_runs_nothing(console, 
     assert shown == set(XSS_TURNS)
     console.go("#/users/mallory/memories")
     console.wait_until(lambda: memory_row(console, XSS_MEMORY), "the memory shows its markup as text")
-    memory_row(console, XSS_MEMORY).find_element("css selector", "a").click()
+    open_memory(console, XSS_MEMORY)
     console.wait_until(lambda: console.text("#memory-content") == XSS_MEMORY, "the detail shows it as text")
     console.go("#/users/mallory/turns")
     console.wait_until(lambda: len(console.all("#turns .turn-content")) == 2, "the turns again")
@@ -295,7 +307,7 @@ def test_a_read_only_key_sees_no_write_controls_and_the_api_refuses_it(console, 
     assert not console.all("#nav a[data-nav=jobs]")
     console.go("#/users/ana/memories")
     console.wait_until(lambda: console.all("#memories tr[data-memory-id]"), "memories are listed")
-    console.all("#memories tr[data-memory-id] a")[0].click()
+    console.click("#memories tr[data-memory-id] a")
     console.wait_for("#history li")
     assert not console.all("[data-action=add], [data-action=edit], [data-action=pin], [data-action=delete], [data-action=restore]")
     assert not console.all("#add-memory")
