@@ -36,6 +36,7 @@ mod purge;
 mod reembed;
 mod reflect;
 mod registry;
+mod run_state;
 mod runner;
 pub mod runs;
 pub mod scheduler;
