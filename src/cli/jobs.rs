@@ -9,12 +9,12 @@ use anyhow::bail;
 use chrono::{DateTime, Utc};
 use clap::Subcommand;
 
-use crate::configuration::Settings;
-use crate::db::Database;
-use crate::domain::{TenantId, UserId};
-use crate::jobs::control::{self, ControlError};
-use crate::jobs::{Definition, Executor, Models, Run, Scope, Trigger, definition};
-use crate::metrics::Metrics;
+use engram_base::configuration::Settings;
+use engram_base::db::Database;
+use engram_base::domain::{TenantId, UserId};
+use engram_base::metrics::Metrics;
+use engram_core::jobs::control::{self, ControlError};
+use engram_core::jobs::{Definition, Executor, Models, Run, Scope, Trigger, definition};
 
 #[derive(Debug, Subcommand)]
 pub enum JobCommand {
@@ -119,7 +119,7 @@ impl Prepared {
                 let lock_wait = Duration::from_secs(settings.jobs.stale_secs.max(5));
                 let run = executor.run_now(&name, run_id, lock_wait).await?;
                 print_run(&run, json)?;
-                if run.status != crate::jobs::runs::RunStatus::Succeeded {
+                if run.status != engram_core::jobs::runs::RunStatus::Succeeded {
                     bail!("run {} ended {}", run.id, run.status);
                 }
                 Ok(())

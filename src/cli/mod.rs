@@ -11,12 +11,13 @@ use uuid::Uuid;
 
 mod jobs;
 
-use crate::auth::{self, NewKey};
-use crate::configuration::{RateLimit, Role, Settings};
-use crate::db::Database;
-use crate::domain::{NewEvent, TenantId, UserId, ValidationError};
-use crate::startup::Application;
-use crate::{ingest, telemetry};
+use engram_base::auth::{self, NewKey};
+use engram_base::configuration::{RateLimit, Role, Settings};
+use engram_base::db::Database;
+use engram_base::domain::{NewEvent, TenantId, UserId, ValidationError};
+use engram_base::telemetry;
+use engram_core::ingest;
+use engram_server::startup::Application;
 
 #[derive(Debug, Parser)]
 #[command(name = "engram", version, about = "Long-term memory for AI agents")]
@@ -172,18 +173,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         _ => None,
     };
     if let Command::Eval { scenarios, locomo, k, json, llm_url, llm_model, llm_api_key } = &cli.command {
-        let llm = llm_url.as_ref().map(|url| crate::configuration::LlmSettings {
-            provider: crate::configuration::LlmProvider::Openai,
+        let llm = llm_url.as_ref().map(|url| engram_base::configuration::LlmSettings {
+            provider: engram_base::configuration::LlmProvider::Openai,
             base_url: Some(url.clone()),
             model: llm_model.clone(),
             api_key: Some(llm_api_key.clone().unwrap_or_else(|| "unused".into())),
             ..settings.llm.clone()
         });
-        let run = crate::eval::Run { dir: scenarios, locomo: locomo.as_ref(), k: (*k).max(1), json: json.as_deref() };
-        return crate::eval::run(&settings, &run, llm).await;
+        let run =
+            engram_eval::eval::Run { dir: scenarios, locomo: locomo.as_ref(), k: (*k).max(1), json: json.as_deref() };
+        return engram_eval::eval::run(&settings, &run, llm).await;
     }
     if let Command::Bench { scenarios, quick, json, clients } = &cli.command {
-        return crate::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;
+        return engram_eval::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;
     }
     if let Command::Mcp { stdio: false } = &cli.command {
         bail!("engram mcp serves over stdio: pass --stdio (over HTTP, `engram serve` has MCP at /mcp)");
@@ -197,7 +199,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let outcome = match cli.command {
         Command::Serve { .. } => serve(settings, db.clone()).await,
-        Command::Mcp { .. } => crate::startup::serve_mcp_stdio(settings, db.clone()).await,
+        Command::Mcp { .. } => engram_server::startup::serve_mcp_stdio(settings, db.clone()).await,
         Command::Migrate => {
             println!("migrations applied");
             Ok(())
@@ -290,10 +292,7 @@ async fn ingest_file(db: &Database, settings: &Settings, file: &PathBuf, tenant:
             Err(err) => bail!("{}:{}: {err}; nothing was imported", file.display(), n + 1),
         }
     }
-    sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING")
-        .bind(tenant.as_str())
-        .execute(&db.pool)
-        .await?;
+    auth::add_tenant(&mut *db.pool.acquire().await?, &tenant).await?;
     let (mut accepted, mut duplicates) = (0, 0);
     for chunk in events.chunks(settings.ingest.max_batch_events) {
         let done = ingest::ingest(db, &tenant, chunk.to_vec(), &settings.ingest, None).await?;

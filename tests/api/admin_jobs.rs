@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use engram::configuration::Role;
-use engram::jobs::{Scope, Trigger, runs};
+use engram_base::configuration::Role;
+use engram_core::jobs::{Scope, Trigger, runs};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -145,7 +145,7 @@ async fn a_pause_survives_a_restart_and_stops_scheduled_runs_only() {
     );
     let paused = app.post_as(&operator, "/admin/v1/jobs/evict/pause", &json!({})).await;
     assert_eq!(paused.status(), 200);
-    let restarted = engram::startup::Application::build(test_settings(), app.db.clone()).await.unwrap();
+    let restarted = engram_server::startup::Application::build(test_settings(), app.db.clone()).await.unwrap();
     let address = format!("http://127.0.0.1:{}", restarted.port());
     tokio::spawn(restarted.run_until_stopped());
 

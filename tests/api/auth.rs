@@ -90,7 +90,7 @@ async fn a_revoked_key_stops_working_once_the_key_cache_expires() {
     assert_eq!(app.post_events(&secret, &event()).await.status(), 202);
     let id: uuid::Uuid = sqlx::query_scalar("SELECT id FROM api_keys").fetch_one(&app.db.pool).await.unwrap();
 
-    engram::auth::revoke_key(&app.db.pool, id).await.unwrap();
+    engram_base::auth::revoke_key(&app.db.pool, id).await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
 
     assert_eq!(app.post_events(&secret, &event()).await.status(), 401);

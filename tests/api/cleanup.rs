@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use chrono::{Duration, Utc};
-use engram::domain::{TenantId, UserId};
-use engram::jobs::Scope;
-use engram::memories::NewMemory;
+use engram_base::domain::{TenantId, UserId};
+use engram_core::jobs::Scope;
+use engram_core::memories::NewMemory;
 use serde_json::{Value, json};
 use uuid::Uuid;
 use wiremock::matchers::{method, path};
@@ -21,7 +21,7 @@ async fn fact(app: &TestApp, user: &str, key: Option<&str>, content: &str, impor
     let embedding = app.embedder.embed_one(content).await.unwrap();
     let memory = NewMemory {
         user_id: UserId::parse(user).unwrap(),
-        kind: engram::memories::Kind::Fact,
+        kind: engram_core::memories::Kind::Fact,
         category: if key.is_some() { "technical".into() } else { "statement".into() },
         key: key.map(str::to_owned),
         value: None,
@@ -34,13 +34,13 @@ async fn fact(app: &TestApp, user: &str, key: Option<&str>, content: &str, impor
         pinned: false,
     };
     let mut tx = app.db.tenant_tx(&tenant).await.unwrap();
-    let id = engram::memories::insert(
+    let id = engram_core::memories::insert(
         &mut tx,
         &tenant,
         &memory,
         &embedding,
         app.embedder.model(),
-        &engram::memories::Change::by("test", None, "test"),
+        &engram_core::memories::Change::by("test", None, "test"),
     )
     .await
     .unwrap();
@@ -130,12 +130,12 @@ async fn ninety_days_later_stale_facts_are_evicted_but_names_and_used_memories_s
         .await
         .unwrap();
 
-    let id = engram::jobs::control::trigger(
+    let id = engram_core::jobs::control::trigger(
         &executor.pool,
         &executor.jobs,
         "evict",
         &Scope::all(),
-        engram::jobs::Trigger::Cli,
+        engram_core::jobs::Trigger::Cli,
         false,
         Some(later),
     )
@@ -212,16 +212,16 @@ async fn a_cap_of_200_keeps_the_200_best_and_the_removal_cap_limits_a_run() {
     assert_eq!(kept, best, "the 200 best by engram_decay remain");
 }
 
-fn scripted_llm(server: &MockServer) -> Arc<engram::models::Llm> {
-    let settings = engram::configuration::LlmSettings {
-        provider: engram::configuration::LlmProvider::Openai,
+fn scripted_llm(server: &MockServer) -> Arc<engram_base::models::Llm> {
+    let settings = engram_base::configuration::LlmSettings {
+        provider: engram_base::configuration::LlmProvider::Openai,
         base_url: Some(server.uri()),
         model: Some("scripted".into()),
         api_key: Some("unused".into()),
         timeout_secs: 10,
         ..Default::default()
     };
-    Arc::new(engram::models::Llm::from_settings(&settings, Default::default()).unwrap().unwrap())
+    Arc::new(engram_base::models::Llm::from_settings(&settings, Default::default()).unwrap().unwrap())
 }
 
 #[tokio::test]

@@ -1,8 +1,8 @@
-//! Lookup connections lent and given back (`engram::db::lend`).
+//! Lookup connections lent and given back (`engram_base::db::lend`).
 
 use std::time::Duration;
 
-use engram::db::lend::LendingPool;
+use engram_base::db::lend::LendingPool;
 use sqlx::PgConnection;
 
 use crate::helpers::fresh_database;
@@ -14,7 +14,7 @@ async fn backend(conn: &mut PgConnection) -> i32 {
 #[tokio::test]
 async fn a_connection_given_back_is_lent_again_as_it_is_and_one_dropped_goes_back_to_sqlx() {
     let (_db, url) = fresh_database().await;
-    let lending = LendingPool::new(engram::db::pool_options(2).connect_lazy(&url).unwrap(), 2);
+    let lending = LendingPool::new(engram_base::db::pool_options(2).connect_lazy(&url).unwrap(), 2);
 
     let mut first = lending.acquire().await.unwrap();
     let pid = backend(&mut first).await;
@@ -39,7 +39,7 @@ async fn a_connection_given_back_is_lent_again_as_it_is_and_one_dropped_goes_bac
 #[tokio::test]
 async fn a_borrower_beyond_the_pools_size_waits_for_a_connection_given_back() {
     let (_db, url) = fresh_database().await;
-    let lending = LendingPool::new(engram::db::pool_options(2).connect_lazy(&url).unwrap(), 2);
+    let lending = LendingPool::new(engram_base::db::pool_options(2).connect_lazy(&url).unwrap(), 2);
     let (mut a, mut b) = (lending.acquire().await.unwrap(), lending.acquire().await.unwrap());
     backend(&mut a).await;
     backend(&mut b).await;

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use engram::jobs::{Executor, Run, Scope, Trigger, control};
+use engram_core::jobs::{Executor, Run, Scope, Trigger, control};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, spawn_app};
@@ -317,21 +317,24 @@ async fn a_user_correcting_a_served_memory_replaces_it_and_resolves_the_correcti
 #[tokio::test]
 async fn lookups_read_the_injected_clock_so_replays_are_consistent() {
     let (db, _) = crate::helpers::fresh_database().await;
-    let clock = engram::clock::Clock::fixed(day(10, 9));
-    let app =
-        engram::startup::Application::build_with_clock(crate::helpers::test_settings(), db.clone(), clock.clone())
-            .await
-            .unwrap();
+    let clock = engram_base::clock::Clock::fixed(day(10, 9));
+    let app = engram_server::startup::Application::build_with_clock(
+        crate::helpers::test_settings(),
+        db.clone(),
+        clock.clone(),
+    )
+    .await
+    .unwrap();
     let address = format!("http://127.0.0.1:{}", app.port());
     let access = app.access();
     tokio::spawn(app.run_until_stopped());
-    let scopes = [engram::auth::Scope::Read, engram::auth::Scope::Ingest];
-    let new_key = engram::auth::NewKey::new(engram::domain::TenantId::parse("acme").unwrap(), &scopes);
-    let key = engram::auth::create_key(&db.pool, &new_key).await.unwrap().secret;
+    let scopes = [engram_base::auth::Scope::Read, engram_base::auth::Scope::Ingest];
+    let new_key = engram_base::auth::NewKey::new(engram_base::domain::TenantId::parse("acme").unwrap(), &scopes);
+    let key = engram_base::auth::create_key(&db.pool, &new_key).await.unwrap().secret;
     let client = reqwest::Client::new();
     let event = json!({"user_id": "gil", "role": "user", "content": "We use Redis as a cache."});
     client.post(format!("{address}/v1/events")).bearer_auth(&key).json(&event).send().await.unwrap();
-    let executor = executor(&engram::db::Database::from_pool(db.pool.clone()), &job_dir(JOBS));
+    let executor = executor(&engram_base::db::Database::from_pool(db.pool.clone()), &job_dir(JOBS));
     run_at(&executor, "extract_facts", day(10, 10), false).await;
 
     clock.set(day(12, 8));

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use engram::configuration::{LlmProvider, LlmSettings};
-use engram::models::Llm;
+use engram_base::configuration::{LlmProvider, LlmSettings};
+use engram_base::models::Llm;
 use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -18,7 +18,7 @@ fn llm(server: &MockServer) -> Arc<Llm> {
 }
 
 /// The scripted endpoint as engram's LLM, its metrics in `metrics`.
-fn llm_reporting_to(server: &MockServer, metrics: engram::metrics::Metrics) -> Arc<Llm> {
+fn llm_reporting_to(server: &MockServer, metrics: engram_base::metrics::Metrics) -> Arc<Llm> {
     let settings = LlmSettings {
         provider: LlmProvider::Openai,
         base_url: Some(server.uri()),
@@ -250,7 +250,7 @@ async fn a_server_that_refuses_json_schema_is_asked_for_json_object_from_then_on
             .respond_with(chat_answer(r#"{"facts": []}"#))
             .mount(&server)
             .await;
-        let metrics = engram::metrics::Metrics::new();
+        let metrics = engram_base::metrics::Metrics::new();
         let llm = llm_reporting_to(&server, metrics.clone());
         let dir = job_dir(JOBS);
         let user = format!("ana-{status}");

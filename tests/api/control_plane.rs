@@ -1,7 +1,7 @@
 //! Two levels of administration: a tenant's `admin` key reaches its own tenant's runs
 //! only; schedules, runs over every tenant and system records need `operator`.
 
-use engram::jobs::{Enqueued, NewRun, Scope, Trigger, runs};
+use engram_core::jobs::{Enqueued, NewRun, Scope, Trigger, runs};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, error_of, spawn_app};
@@ -122,7 +122,7 @@ async fn a_tenants_purge_removes_only_its_own_old_run_records() {
         .unwrap();
     }
     let executor = crate::jobs::executor(&db, &dir);
-    let scope = Scope::tenant(engram::domain::TenantId::parse("tenant-b").unwrap());
+    let scope = Scope::tenant(engram_base::domain::TenantId::parse("tenant-b").unwrap());
 
     let done = crate::jobs::run(&executor, "purge", scope, false).await;
 
@@ -140,8 +140,10 @@ async fn a_run_scoped_to_one_user_leaves_other_users_and_tenants_alone() {
     let bo = crate::jobs::old_memory(&db, "acme", "bo", "project", 400, false).await;
     let other = crate::jobs::old_memory(&db, "globex", "ann", "project", 400, false).await;
 
-    let scope =
-        Scope::user(engram::domain::TenantId::parse("acme").unwrap(), engram::domain::UserId::parse("ann").unwrap());
+    let scope = Scope::user(
+        engram_base::domain::TenantId::parse("acme").unwrap(),
+        engram_base::domain::UserId::parse("ann").unwrap(),
+    );
     let done = crate::jobs::run(&crate::jobs::executor(&db, &dir), "evict", scope, false).await;
 
     assert_eq!(done.counts["users"], 1);

@@ -127,7 +127,7 @@ fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
 
 /// Every `section.key` the settings type accepts.
 fn setting_keys() -> BTreeSet<String> {
-    use engram::configuration::*;
+    use engram_base::configuration::*;
     let sections: HashMap<&str, &[&str]> = HashMap::from([
         ("server", fields_of::<ServerSettings>()),
         ("database", fields_of::<DatabaseSettings>()),
@@ -220,65 +220,5 @@ fn the_benchmarks_page_is_what_its_command_renders_from_the_measured_figures() {
     assert!(
         page == String::from_utf8(rendered.stdout).unwrap(),
         "BENCHMARKS.md differs from what scripts/render_benchmarks.py renders from benchmarks/: run scripts/benchmarks"
-    );
-}
-
-/// ARCHITECTURE.md's picture of the layers: each line's modules, top first.
-fn layers() -> Vec<Vec<String>> {
-    let text = read(&root().join("ARCHITECTURE.md"));
-    let section = text.split("## Layers").nth(1).expect("ARCHITECTURE.md has its layers");
-    let picture = section.split("```").nth(1).expect("the layers are drawn in a code block");
-    let module = regex::Regex::new(r"^([a-z_]+)(?:/|\.rs)$").unwrap();
-    picture
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let names = line.split("   ").next().unwrap();
-            names.split_whitespace().filter_map(|n| module.captures(n).map(|c| c[1].to_owned())).collect()
-        })
-        .collect()
-}
-
-#[test]
-fn every_import_points_down_the_layers_architecture_md_draws() {
-    let level: HashMap<String, usize> =
-        layers().into_iter().enumerate().flat_map(|(i, names)| names.into_iter().map(move |n| (n, i))).collect();
-    let import = regex::Regex::new(r"crate::([a-z_]+)").unwrap();
-    let mut wrong = BTreeSet::new();
-    let mut files = vec![root().join("src")];
-    while let Some(path) = files.pop() {
-        if path.is_dir() {
-            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            continue;
-        }
-        let relative = path.strip_prefix(root().join("src")).unwrap().to_string_lossy().into_owned();
-        let top = relative.split('/').next().unwrap().trim_end_matches(".rs").to_owned();
-        if !relative.ends_with(".rs") || top == "main" || top == "lib" {
-            continue;
-        }
-        let Some(&from) = level.get(&top) else {
-            wrong.insert(format!("src/{relative}: module `{top}` is not in ARCHITECTURE.md's layers"));
-            continue;
-        };
-        for line in read(&path).lines().filter(|l| !l.trim_start().starts_with("//")) {
-            for used in import.captures_iter(line) {
-                let to = &used[1];
-                match level.get(to) {
-                    _ if to == top => {}
-                    Some(&below) if below > from => {}
-                    Some(_) => {
-                        wrong.insert(format!("src/{relative}: `{top}` uses `{to}`, which is not below it"));
-                    }
-                    None => {
-                        wrong.insert(format!("src/{relative}: `{to}` is not in ARCHITECTURE.md's layers"));
-                    }
-                }
-            }
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "imports against ARCHITECTURE.md's layers:\n{}",
-        wrong.into_iter().collect::<Vec<_>>().join("\n")
     );
 }

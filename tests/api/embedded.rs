@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use engram::db::embedded::EmbeddedPostgres;
+use engram_base::db::embedded::EmbeddedPostgres;
 use sqlx::{ConnectOptions, Connection};
 
 fn pg_bin() -> PathBuf {

@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use engram::domain::{TenantId, UserId};
+use engram_base::domain::{TenantId, UserId};
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, spawn_app};
@@ -68,7 +68,7 @@ async fn run_to_end(app: &TestApp, job: &str) {
 /// Starts `job` in an engram process, deletes `user` through the API while the run is
 /// under way, and lets the run finish.
 async fn delete_during(app: &TestApp, admin: &str, job: &str, user: &str, delay: Duration) {
-    let started = |db: &engram::db::Database| {
+    let started = |db: &engram_base::db::Database| {
         let db = db.clone();
         let job = job.to_owned();
         async move {

@@ -145,10 +145,10 @@ async fn a_first_name_a_misspelt_name_or_none_start_the_walk_whether_edges_are_r
     // The same database through apps that walk the user's graph row or every graph
     // through the database, with the default budget of relations and with one that ends
     // the walk within its second hop.
-    let search_url = |settings: engram::configuration::Settings| {
+    let search_url = |settings: engram_base::configuration::Settings| {
         let db = app.db.clone();
         async move {
-            let app = engram::startup::Application::build(settings, db).await.unwrap();
+            let app = engram_server::startup::Application::build(settings, db).await.unwrap();
             let url = format!("http://127.0.0.1:{}/v1/search", app.port());
             tokio::spawn(app.run_until_stopped());
             url
@@ -349,15 +349,15 @@ async fn a_merge_keeps_its_lineage_and_restoring_undoes_it() {
 async fn a_user_over_the_scan_limit_has_no_graph_row_and_gets_one_back_under_it() {
     let (app, _) = heard("li", &["我是李明，负责电商项目。", "电商项目用的是 FastAPI 和 PostgreSQL。"]).await;
     let (tenant, user) =
-        (engram::domain::TenantId::parse("acme").unwrap(), engram::domain::UserId::parse("li").unwrap());
+        (engram_base::domain::TenantId::parse("acme").unwrap(), engram_base::domain::UserId::parse("li").unwrap());
     let rows = || async {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM user_graphs").fetch_one(&app.db.pool).await.unwrap()
     };
     assert_eq!(rows().await, 1);
     let mut conn = app.db.pool.acquire().await.unwrap();
     // Four entities and two relations: over a limit of three entities.
-    engram::graph::snapshot::refresh(&mut conn, &tenant, &user, 3).await.unwrap();
+    engram_core::graph::snapshot::refresh(&mut conn, &tenant, &user, 3).await.unwrap();
     assert_eq!(rows().await, 0, "over the limit, the lookups walk the tables");
-    engram::graph::snapshot::refresh(&mut conn, &tenant, &user, 4).await.unwrap();
+    engram_core::graph::snapshot::refresh(&mut conn, &tenant, &user, 4).await.unwrap();
     assert_eq!(rows().await, 1);
 }

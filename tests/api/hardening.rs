@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use engram::jobs::{Scope, Trigger, control};
+use engram_core::jobs::{Scope, Trigger, control};
 use serde_json::{Value, json};
 
 use crate::helpers::{error_of, spawn_app};
@@ -24,7 +24,7 @@ async fn a_broken_body_is_never_judged_before_the_key() {
     let app = spawn_app().await;
     let revoked = app.key("acme", "read,ingest,admin").await;
     let id: uuid::Uuid = sqlx::query_scalar("SELECT id FROM api_keys").fetch_one(&app.db.pool).await.unwrap();
-    engram::auth::revoke_key(&app.db.pool, id).await.unwrap();
+    engram_base::auth::revoke_key(&app.db.pool, id).await.unwrap();
     for (path, scope) in BODY_ROUTES {
         let other_scope = if *scope == "ingest" { "read" } else { "ingest" };
         let unscoped = app.key("acme", other_scope).await;

@@ -69,7 +69,7 @@ async fn http_metrics_are_labelled_by_route_pattern_never_by_raw_path() {
 
 #[tokio::test]
 async fn readiness_names_an_unreachable_or_mismatched_embeddings_endpoint() {
-    use engram::configuration::EmbeddingProvider;
+    use engram_base::configuration::EmbeddingProvider;
     use wiremock::{Mock, MockServer, ResponseTemplate, matchers::path};
 
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

@@ -1,18 +1,18 @@
 //! `spawn_app`: a fresh database and a running engram for one test.
 
-use engram::auth::{self, Scope};
-use engram::configuration::Settings;
-use engram::db::Database;
-use engram::domain::TenantId;
-use engram::startup::Application;
+use engram_base::auth::{self, Scope};
+use engram_base::configuration::Settings;
+use engram_base::db::Database;
+use engram_base::domain::TenantId;
+use engram_server::startup::Application;
 use serde_json::Value;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
 pub struct TestApp {
     pub address: String,
-    pub access: std::sync::Arc<engram::access::AccessRecorder>,
-    pub embedder: std::sync::Arc<engram::models::Embedder>,
+    pub access: std::sync::Arc<engram_core::access::AccessRecorder>,
+    pub embedder: std::sync::Arc<engram_base::models::Embedder>,
     pub db: Database,
     /// The URL of this test's database, for running the `engram` binary against it.
     pub database_url: String,
@@ -45,7 +45,7 @@ pub fn test_settings() -> Settings {
     settings.server.workers = Some(1);
     settings.server.key_cache_secs = 0;
     // Tests that need the scheduler opt in (see tests/api/jobs.rs).
-    settings.server.role = engram::configuration::Role::Api;
+    settings.server.role = engram_base::configuration::Role::Api;
     settings
 }
 
@@ -56,7 +56,7 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(settings: Settings) -> TestApp {
     let (db, database_url) = fresh_database().await;
     let embedder = std::sync::Arc::new(
-        engram::models::Embedder::from_settings(
+        engram_base::models::Embedder::from_settings(
             &Default::default(),
             std::path::Path::new(".engram"),
             Default::default(),
@@ -132,9 +132,9 @@ impl TestApp {
     ) -> uuid::Uuid {
         let tenant = TenantId::parse(tenant).unwrap();
         let embedding = self.embedder.embed_one(content).await.unwrap();
-        let memory = engram::memories::NewMemory {
-            user_id: engram::domain::UserId::parse(user).unwrap(),
-            kind: engram::memories::Kind::Fact,
+        let memory = engram_core::memories::NewMemory {
+            user_id: engram_base::domain::UserId::parse(user).unwrap(),
+            kind: engram_core::memories::Kind::Fact,
             category: category.into(),
             key: None,
             value: None,
@@ -147,13 +147,13 @@ impl TestApp {
             pinned: false,
         };
         let mut tx = self.db.tenant_tx(&tenant).await.unwrap();
-        let id = engram::memories::insert(
+        let id = engram_core::memories::insert(
             &mut tx,
             &tenant,
             &memory,
             &embedding,
             self.embedder.model(),
-            &engram::memories::Change::by("test", None, "test"),
+            &engram_core::memories::Change::by("test", None, "test"),
         )
         .await
         .unwrap();
@@ -195,18 +195,19 @@ pub fn engram(app: &TestApp, args: &[&str]) -> std::process::Output {
 
 /// An OpenAI-compatible chat endpoint on loopback that answers every completion with
 /// `content` and a usage of 100 prompt and 20 completion tokens, and the LLM client of it.
-pub async fn scripted_llm(content: &str) -> (wiremock::MockServer, std::sync::Arc<engram::models::Llm>) {
+pub async fn scripted_llm(content: &str) -> (wiremock::MockServer, std::sync::Arc<engram_base::models::Llm>) {
     let server = wiremock::MockServer::start().await;
     answer_every_completion(&server, content).await;
-    let settings = engram::configuration::LlmSettings {
-        provider: engram::configuration::LlmProvider::Openai,
+    let settings = engram_base::configuration::LlmSettings {
+        provider: engram_base::configuration::LlmProvider::Openai,
         base_url: Some(server.uri()),
         model: Some("scripted".into()),
         api_key: Some("unused".into()),
         timeout_secs: 10,
         ..Default::default()
     };
-    let llm = std::sync::Arc::new(engram::models::Llm::from_settings(&settings, Default::default()).unwrap().unwrap());
+    let llm =
+        std::sync::Arc::new(engram_base::models::Llm::from_settings(&settings, Default::default()).unwrap().unwrap());
     (server, llm)
 }
 

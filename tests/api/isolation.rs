@@ -1,4 +1,4 @@
-use engram::domain::TenantId;
+use engram_base::domain::TenantId;
 use serde_json::{Value, json};
 
 use crate::helpers::spawn_app;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engram::db::Database;
-use engram::jobs::{Definition, Executor, Run, Scope, Trigger, control, definition};
+use engram_base::db::Database;
+use engram_core::jobs::{Definition, Executor, Run, Scope, Trigger, control, definition};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -36,15 +36,15 @@ pub fn executor(db: &Database, dir: &tempfile::TempDir) -> Executor {
 }
 
 /// An executor whose jobs take their LLM paths with `llm`.
-pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<engram::models::Llm>>) -> Executor {
+pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<engram_base::models::Llm>>) -> Executor {
     let jobs: BTreeMap<String, Definition> = definition::load_dir(dir.path()).unwrap();
     Executor {
         pool: db.pool.clone(),
         jobs: Arc::new(jobs),
         metrics: Default::default(),
-        models: engram::jobs::Models {
+        models: engram_core::jobs::Models {
             embedder: Arc::new(
-                engram::models::Embedder::from_settings(
+                engram_base::models::Embedder::from_settings(
                     &Default::default(),
                     std::path::Path::new(".engram"),
                     Default::default(),
@@ -52,7 +52,7 @@ pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<eng
                 .expect("the local model is installed"),
             ),
             llm,
-            prompts: Arc::new(engram::models::Prompts::load_dir(std::path::Path::new("jobs/prompts")).unwrap()),
+            prompts: Arc::new(engram_base::models::Prompts::load_dir(std::path::Path::new("jobs/prompts")).unwrap()),
             graph: Default::default(),
         },
         settings: Default::default(),
@@ -230,7 +230,7 @@ async fn a_user_budget_stops_the_run_cleanly_and_the_next_run_starts_with_the_ot
     let third = run(&executor, "evict", Scope::all(), false).await;
 
     assert_eq!(
-        (first.status.as_str(), first.stop_reason.map(engram::jobs::runs::StopReason::as_str)),
+        (first.status.as_str(), first.stop_reason.map(engram_core::jobs::runs::StopReason::as_str)),
         ("succeeded", Some("max_users"))
     );
     assert_eq!(first.counts["users"], 2);
@@ -340,7 +340,7 @@ async fn bad_job_files_name_the_file_and_the_key() {
     let dir = job_dir(&[("evict", "schedule = \"every night\"")]);
     let mut settings = test_settings();
     settings.jobs.dir = dir.path().to_owned();
-    let refused = engram::startup::Application::build(settings, db).await;
+    let refused = engram_server::startup::Application::build(settings, db).await;
     assert!(format!("{:#}", refused.err().expect("startup refuses a bad job file")).contains("evict.toml: schedule"));
 }
 

@@ -2,6 +2,7 @@
 //! PostgreSQL that `scripts/test` starts, and its own server on a random port.
 
 mod admin_jobs;
+mod architecture;
 mod auth;
 mod cleanup;
 mod connections;

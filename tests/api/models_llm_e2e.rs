@@ -7,9 +7,9 @@ use std::collections::HashMap;
 
 use std::sync::Arc;
 
-use engram::configuration::{LlmProvider, LlmSettings};
-use engram::metrics::Metrics;
-use engram::models::{Llm, Prompt, TokenBudget};
+use engram_base::configuration::{LlmProvider, LlmSettings};
+use engram_base::metrics::Metrics;
+use engram_base::models::{Llm, Prompt, TokenBudget};
 
 use crate::consolidation::{JOBS, day, run_at, say};
 use crate::helpers::{TestApp, spawn_app};

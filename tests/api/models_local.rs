@@ -1,8 +1,8 @@
 //! The built-in local embedding models, on the files `scripts/bootstrap` installs.
 
-use engram::configuration::{EmbeddingSettings, LocalModelChoice};
-use engram::metrics::Metrics;
-use engram::models::Embedder;
+use engram_base::configuration::{EmbeddingSettings, LocalModelChoice};
+use engram_base::metrics::Metrics;
+use engram_base::models::Embedder;
 
 const BOTH: [LocalModelChoice; 2] = [LocalModelChoice::UseMultilingual, LocalModelChoice::Minilm];
 

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use engram::configuration::{EmbeddingProvider, EmbeddingSettings, LlmProvider, LlmSettings};
-use engram::metrics::Metrics;
-use engram::models::{Embedder, Llm, ModelError, Prompt, TokenBudget};
+use engram_base::configuration::{EmbeddingProvider, EmbeddingSettings, LlmProvider, LlmSettings};
+use engram_base::metrics::Metrics;
+use engram_base::models::{Embedder, Llm, ModelError, Prompt, TokenBudget};
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -323,14 +323,14 @@ async fn a_missing_prompt_stops_startup_when_an_llm_is_configured() {
     settings.jobs.dir = dir.path().to_owned();
     let (db, _) = crate::helpers::fresh_database().await;
     assert!(
-        engram::startup::Application::build(settings.clone(), db.clone()).await.is_ok(),
+        engram_server::startup::Application::build(settings.clone(), db.clone()).await.is_ok(),
         "no LLM, no prompt needed"
     );
 
-    settings.llm.provider = engram::configuration::LlmProvider::Openai;
+    settings.llm.provider = engram_base::configuration::LlmProvider::Openai;
     settings.llm.base_url = Some("http://127.0.0.1:9/v1".into());
     settings.llm.model = Some("any".into());
-    let err = engram::startup::Application::build(settings, db).await.err().expect("startup stops").to_string();
+    let err = engram_server::startup::Application::build(settings, db).await.err().expect("startup stops").to_string();
 
     assert!(err.contains("dedup") && err.contains("prompts"), "the error names the prompt: {err}");
 }

@@ -186,10 +186,10 @@ async fn dashboards_and_alerts_evaluate_against_a_real_prometheus_scraping_a_wor
     assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stdout));
 
     let mut settings = test_settings();
-    settings.server.role = engram::configuration::Role::All;
+    settings.server.role = engram_base::configuration::Role::All;
     settings.jobs.poll_ms = 50;
     settings.jobs.gauge_refresh_secs = 1;
-    settings.llm.provider = engram::configuration::LlmProvider::Openai;
+    settings.llm.provider = engram_base::configuration::LlmProvider::Openai;
     settings.llm.base_url =
         Some(std::env::var("ENGRAM_TEST_LLM_URL").expect("ENGRAM_TEST_LLM_URL is set by scripts/test"));
     settings.llm.model = Some("smollm2".into());
@@ -220,7 +220,7 @@ async fn dashboards_and_alerts_evaluate_against_a_real_prometheus_scraping_a_wor
 
 #[test]
 fn every_metric_the_dashboards_use_is_one_engram_exports() {
-    let exported: BTreeSet<String> = engram::metrics::Metrics::new().names().into_iter().collect();
+    let exported: BTreeSet<String> = engram_base::metrics::Metrics::new().names().into_iter().collect();
 
     let name = regex::Regex::new(r"engram_[a-z_]+").unwrap();
     let mut used = BTreeSet::new();
@@ -248,11 +248,11 @@ fn shipped_jobs() -> BTreeSet<String> {
 }
 
 /// An engram process of `role` on `db`, with the repository's job files.
-async fn serve(db: &engram::db::Database, role: engram::configuration::Role) -> String {
+async fn serve(db: &engram_base::db::Database, role: engram_base::configuration::Role) -> String {
     let mut settings = test_settings();
     settings.server.role = role;
     settings.jobs.gauge_refresh_secs = 1;
-    let app = engram::startup::Application::build(settings, db.clone()).await.unwrap();
+    let app = engram_server::startup::Application::build(settings, db.clone()).await.unwrap();
     let address = format!("127.0.0.1:{}", app.port());
     tokio::spawn(app.run_until_stopped());
     address
@@ -266,8 +266,8 @@ fn labels(result: &[Value], label: &str) -> Vec<String> {
 #[tokio::test]
 async fn the_shipped_scrape_config_keeps_one_series_per_engram_job() {
     let (db, _) = crate::helpers::fresh_database().await;
-    let api = serve(&db, engram::configuration::Role::Api).await;
-    let worker = serve(&db, engram::configuration::Role::Worker).await;
+    let api = serve(&db, engram_base::configuration::Role::Api).await;
+    let worker = serve(&db, engram_base::configuration::Role::Worker).await;
     let config = std::fs::read_to_string("dashboards/prometheus.yml")
         .unwrap()
         .replace("127.0.0.1:8080", &api)
@@ -331,7 +331,7 @@ fn the_overdue_and_absent_worker_alerts_fire_for_exactly_what_is_wrong() {
 #[tokio::test]
 async fn a_never_succeeded_job_counts_as_overdue_from_its_first_schedule_not_the_last_restart() {
     let (db, _) = crate::helpers::fresh_database().await;
-    let first = serve(&db, engram::configuration::Role::Worker).await;
+    let first = serve(&db, engram_base::configuration::Role::Worker).await;
     let since = |address: String| async move {
         let text = reqwest::get(format!("http://{address}/metrics")).await.unwrap().text().await.unwrap();
         text.lines()
@@ -342,7 +342,7 @@ async fn a_never_succeeded_job_counts_as_overdue_from_its_first_schedule_not_the
     let at_first_start = since(first).await;
     tokio::time::sleep(Duration::from_millis(2100)).await;
 
-    let restarted = serve(&db, engram::configuration::Role::Worker).await;
+    let restarted = serve(&db, engram_base::configuration::Role::Worker).await;
 
     assert_eq!(since(restarted).await, at_first_start, "the restart did not reset the clock");
 }

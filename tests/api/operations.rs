@@ -6,9 +6,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engram::configuration::{RateLimit, Settings};
-use engram::db::Database;
-use engram::startup::Application;
+use engram_base::configuration::{RateLimit, Settings};
+use engram_base::db::Database;
+use engram_server::startup::Application;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, engram, error_of, spawn_app_with, test_settings};
@@ -138,11 +138,11 @@ async fn a_tenants_daily_llm_budget_holds_its_units_until_the_next_day() {
     executor.settings.tenant_daily_llm_tokens = Some(100);
     let session = |user: &str, session: &str| json!({"events": [{"user_id": user, "session_id": session, "role": "user", "content": "We planned the release for Friday.", "created_at": "2026-11-01T10:00:00Z"}]});
     app.post_events(&key_a, &session("ann", "s1")).await;
-    let first = crate::jobs::run(&executor, "summarize_sessions", engram::jobs::Scope::all(), false).await;
+    let first = crate::jobs::run(&executor, "summarize_sessions", engram_core::jobs::Scope::all(), false).await;
     app.post_events(&key_a, &session("bo", "s2")).await;
     app.post_events(&key_b, &session("cy", "s3")).await;
 
-    let second = crate::jobs::run(&executor, "summarize_sessions", engram::jobs::Scope::all(), false).await;
+    let second = crate::jobs::run(&executor, "summarize_sessions", engram_core::jobs::Scope::all(), false).await;
 
     assert_eq!(first.counts["llm_tokens"], 120, "{:?}", first.counts);
     assert_eq!(
@@ -270,7 +270,7 @@ impl Drop for Cluster {
 async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary() {
     let primary = Cluster::primary();
     let setup = Database::open(
-        &engram::configuration::DatabaseSettings { url: Some(primary.url("postgres")), ..Default::default() },
+        &engram_base::configuration::DatabaseSettings { url: Some(primary.url("postgres")), ..Default::default() },
         std::path::Path::new(".engram"),
     )
     .await
@@ -287,7 +287,7 @@ async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary(
         address: format!("http://127.0.0.1:{}", built.port()),
         access: built.access(),
         embedder: Arc::new(
-            engram::models::Embedder::from_settings(
+            engram_base::models::Embedder::from_settings(
                 &Default::default(),
                 std::path::Path::new(".engram"),
                 Default::default(),

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use engram::db::Database;
-use engram::jobs::Scope;
+use engram_base::db::Database;
+use engram_core::jobs::Scope;
 use serde_json::Value;
 use uuid::Uuid;
 

@@ -48,7 +48,7 @@ async fn context_puts_the_profile_first_within_its_share_and_never_exceeds_max_t
         let tokens = context["tokens"].as_u64().unwrap();
         assert!(tokens <= budget, "{tokens}");
         let text = context["text"].as_str().unwrap();
-        assert!(engram::context::estimate_tokens(text) <= budget as usize, "{text}");
+        assert!(engram_core::context::estimate_tokens(text) <= budget as usize, "{text}");
     }
     assert_eq!(small["items"][0]["section"], "profile");
     // 40 tokens leave the profile 8, too few for its line: the relevant memories get them.

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use engram::configuration::{EmbeddingSettings, LocalModelChoice};
-use engram::startup::Application;
+use engram_base::configuration::{EmbeddingSettings, LocalModelChoice};
+use engram_server::startup::Application;
 use serde_json::json;
 
 use crate::consolidation::{day, run_at, say};
@@ -16,12 +16,12 @@ fn built_in(local_model: LocalModelChoice) -> EmbeddingSettings {
     EmbeddingSettings { local_model, ..Default::default() }
 }
 
-fn embedder(local_model: LocalModelChoice) -> Arc<engram::models::Embedder> {
+fn embedder(local_model: LocalModelChoice) -> Arc<engram_base::models::Embedder> {
     let settings = built_in(local_model);
-    Arc::new(engram::models::Embedder::from_settings(&settings, ".engram".as_ref(), Default::default()).unwrap())
+    Arc::new(engram_base::models::Embedder::from_settings(&settings, ".engram".as_ref(), Default::default()).unwrap())
 }
 
-async fn models_in(db: &engram::db::Database, table: &str) -> Vec<(Option<String>, Option<i32>)> {
+async fn models_in(db: &engram_base::db::Database, table: &str) -> Vec<(Option<String>, Option<i32>)> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT DISTINCT embedding_model, embedding_dims::int FROM {table} WHERE embedding IS NOT NULL ORDER BY 1"
     )))
@@ -90,7 +90,7 @@ async fn reembed_moves_every_vector_to_the_new_model_while_lookups_answer() {
     .fetch_one(&app.db.pool)
     .await
     .unwrap();
-    let text = engram::memories::match_text(&content, key.as_deref(), value.as_deref());
+    let text = engram_core::memories::match_text(&content, key.as_deref(), value.as_deref());
     assert!(text.ends_with("\ndatabase: postgresql"), "{text}");
     let expected = new.models.embedder.embed_one(&text).await.unwrap().to_pgvector().to_vec();
     let cosine: f32 = stored.to_vec().iter().zip(&expected).map(|(a, b)| a * b).sum();

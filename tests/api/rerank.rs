@@ -123,7 +123,7 @@ async fn a_slow_or_broken_reranker_leaves_engrams_order() {
 fn rerank_settings_are_checked_by_key() {
     let settings = |pairs: &[(&str, &str)]| {
         let env = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string()));
-        engram::configuration::Settings::load(None, env).map(|_| ()).unwrap_err().to_string()
+        engram_base::configuration::Settings::load(None, env).map(|_| ()).unwrap_err().to_string()
     };
     assert!(settings(&[("ENGRAM_RERANK__URL", "localhost:8080")]).contains("rerank.url"));
     assert!(settings(&[("ENGRAM_RERANK__CANDIDATES", "1")]).contains("rerank.candidates"));

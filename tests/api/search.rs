@@ -155,11 +155,11 @@ async fn replicas_flushing_counts_of_the_same_memories_at_once_lose_none() {
     .await
     .unwrap();
     let (tenant, user) =
-        (engram::domain::TenantId::parse("acme").unwrap(), engram::domain::UserId::parse("erin").unwrap());
+        (engram_base::domain::TenantId::parse("acme").unwrap(), engram_base::domain::UserId::parse("erin").unwrap());
     let rounds = 10;
     for _ in 0..rounds {
         // Two replicas' buffers holding the same memories, flushed at the same time.
-        let (a, b) = (engram::access::AccessRecorder::default(), engram::access::AccessRecorder::default());
+        let (a, b) = (engram_core::access::AccessRecorder::default(), engram_core::access::AccessRecorder::default());
         a.record(&tenant, &user, ids.iter().copied(), Utc::now());
         b.record(&tenant, &user, ids.iter().rev().copied(), Utc::now());
         let (from_a, from_b) = tokio::join!(a.flush(&app.db.pool), b.flush(&app.db.pool));
@@ -244,7 +244,7 @@ async fn users_past_the_scan_limit_get_the_same_answers_through_the_indexes() {
     let key = indexed.key("acme", "read").await;
     seed_project_facts(&indexed, "alice").await;
     indexed.remember("acme", "alice", "identity", "我叫李明，在北京做后端开发").await;
-    let scanning = engram::startup::Application::build(test_settings(), indexed.db.clone()).await.unwrap();
+    let scanning = engram_server::startup::Application::build(test_settings(), indexed.db.clone()).await.unwrap();
     let scanning_url = format!("http://127.0.0.1:{}/v1/search", scanning.port());
     tokio::spawn(scanning.run_until_stopped());
 
@@ -276,7 +276,7 @@ async fn users_past_the_scan_limit_get_the_same_answers_through_the_indexes() {
 #[tokio::test]
 async fn search_ranks_by_the_decay_evict_scores_by() {
     let (db, _) = fresh_database().await;
-    let decay = engram::memories::decay::DecayParams::default();
+    let decay = engram_core::memories::decay::DecayParams::default();
     let at = Utc::now();
     for (importance, days, accesses, category) in
         [(0.5, 0.0, 0, "project"), (0.9, 40.5, 3, "project"), (0.2, 400.0, 25, "identity"), (1.0, -2.0, 10, "mood")]

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::consolidation::{day, run_at, say};
 use crate::helpers::{TestApp, spawn_app};
 use crate::jobs::{executor, job_dir};
-use engram::jobs::Executor;
+use engram_core::jobs::Executor;
 
 const JOBS: &[(&str, &str)] = &[
     ("extract_facts", "schedule = \"0 0 * * * *\""),

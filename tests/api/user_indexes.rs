@@ -1,7 +1,7 @@
 //! `index_large_users`: users past a size get an HNSW index of their own, and their
 //! lookups, which then go through it, answer as any other way does.
 
-use engram::jobs::Scope;
+use engram_core::jobs::Scope;
 use serde_json::json;
 
 use crate::episodic::{embedded, session, turns};
@@ -103,7 +103,7 @@ async fn an_index_left_invalid_is_built_again() {
 /// the fillers' best 0.17) is met only through the few fillers that link to it: over one
 /// such index, 200 questions missed it 3% of the time at the default `ef_search` of 100
 /// and 0.5% at 200. (At 300 PostgreSQL sorts the 8,000 rows rather than walk the index.)
-fn index_way_settings() -> engram::configuration::Settings {
+fn index_way_settings() -> engram_base::configuration::Settings {
     let mut settings = test_settings();
     settings.search.scan_limit = 2;
     settings.search.user_index_ef_search = 200;
@@ -235,8 +235,8 @@ async fn filler_turns(app: &TestApp, user: &str, n: i32, dims: i32) {
 }
 
 /// Starts another app on `app`'s database with `settings`; its search address.
-async fn serve(settings: engram::configuration::Settings, app: &TestApp) -> String {
-    let other = engram::startup::Application::build(settings, app.db.clone()).await.unwrap();
+async fn serve(settings: engram_base::configuration::Settings, app: &TestApp) -> String {
+    let other = engram_server::startup::Application::build(settings, app.db.clone()).await.unwrap();
     let url = format!("http://127.0.0.1:{}/v1/search", other.port());
     tokio::spawn(other.run_until_stopped());
     url

@@ -1,0 +1,217 @@
+//! The prompt-ready context block for one user: working, episodic and semantic memory
+//! within one token budget ([`estimate_tokens`] per line, plus one per line for its
+//! bullet and newline). Sections, in order:
+//!
+//! 1. **Current conversation** (with `session_id`): that session's latest turns, oldest
+//!    first, within `search.context_working_share` of the budget (0.3).
+//! 2. **About the user**: identity and personal facts, most important first, within
+//!    `search.context_profile_share` (0.2).
+//! 3. **Relations** (with `query`): chains of the user's graph from the entities the
+//!    query names to the relations that answer it (`张伟 —colleague→ 李明 —leads→ 电商项目
+//!    —uses→ PostgreSQL`), within `search.context_relations_share` (0.15).
+//! 4. **Relevant memories** (with `query`): the facts, insights and raw turns most
+//!    relevant to the query, best first (one lookup, [`crate::search`]), each line dated
+//!    with when it was said, and a relative time phrase in it resolved (`[Mon 8 May
+//!    2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`), while the budget lasts.
+//! 5. **Recent conversations**, then **Earlier periods**: the latest session and period
+//!    summaries, while budget remains.
+//!
+//! For a question about the present ("where does she live now?"), a profile line or a
+//! relation that a newer relevant result on its topic changed is left out: it is history
+//! there, and the newer line answers. A line already written (a turn of the current
+//! session found again by the query) is not repeated; a section's unused share goes to the sections after it.
+//!
+//! `context/assemble.rs` packs the sections into the budget; `context/read.rs` reads what
+//! they hold and writes it as dated lines.
+
+mod assemble;
+mod read;
+
+use serde::Serialize;
+
+use crate::search::SearchResult;
+use assemble::{Candidate, Section, assemble, latest_within};
+use engram_base::configuration::SearchSettings;
+use engram_base::domain::{ResultKind, SessionId, TenantId, UserId};
+pub use engram_base::text::estimate_tokens;
+use read::{dated, latest_turns, profile, recent_summaries};
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ContextItem {
+    pub id: String,
+    pub kind: ResultKind,
+    /// `working`, `profile`, `relations`, `relevant`, `sessions` or `periods`.
+    pub section: &'static str,
+    pub tokens: usize,
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Context {
+    pub text: String,
+    pub tokens: usize,
+    pub max_tokens: usize,
+    pub items: Vec<ContextItem>,
+}
+
+/// `GET /v1/users/{user_id}/context`: the block and how long it took.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ContextResponse {
+    #[serde(flatten)]
+    pub context: Context,
+    pub took_ms: f64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error(transparent)]
+    Invalid(#[from] engram_base::domain::ValidationError),
+    #[error(transparent)]
+    Search(#[from] crate::search::SearchError),
+    #[error("database error while building a context")]
+    Database(#[from] sqlx::Error),
+}
+
+/// What a context is asked for.
+pub struct ContextRequest<'a> {
+    pub user: &'a UserId,
+    pub query: Option<&'a str>,
+    pub session: Option<&'a SessionId>,
+    pub max_tokens: usize,
+}
+
+/// The block for a request (see the module documentation). Also says whether the query
+/// found anything.
+pub async fn build(
+    db: &engram_base::db::Database,
+    lookup: &crate::search::Lookup<'_>,
+    tenant: &TenantId,
+    request: &ContextRequest<'_>,
+) -> Result<(Context, bool), ContextError> {
+    let user = request.user;
+    let mut tx = engram_base::db::begin_tenant_tx(&db.read_pool, tenant).await?;
+    let working = match request.session {
+        Some(session) => latest_turns(&mut tx, tenant, user, session).await?,
+        None => Vec::new(),
+    };
+    let profile = profile(&mut tx, tenant, user).await?;
+    let (sessions, periods) = recent_summaries(&mut tx, tenant, user).await?;
+    tx.commit().await?;
+    let relevant = match request.query {
+        None => Vec::new(),
+        Some(text) => {
+            let query =
+                crate::search::SearchQuery::for_context(user.clone(), text, lookup.settings, lookup.embedder.dims())?;
+            lookup.search(tenant, &query).await?
+        }
+    };
+    let hit = relevant.iter().any(|r| r.score >= lookup.settings.default_min_score);
+    let relations = match request.query {
+        Some(text) => relations(lookup, tenant, user, text, &relevant).await?,
+        None => Vec::new(),
+    };
+    let (profile, relations) = match request.query {
+        Some(text) if crate::search::present::asks(text) => {
+            without_changed(db, tenant, profile, relations, &relevant).await?
+        }
+        _ => (profile, relations),
+    };
+    let relevant = relevant.into_iter().map(dated).collect();
+    let working_budget = (lookup.settings.context_working_share * request.max_tokens as f64).floor() as usize;
+    let working = latest_within(working, WORKING_HEADING, working_budget);
+    let context = assemble(
+        sections(lookup.settings, working, profile, relations, relevant, sessions, periods),
+        request.max_tokens,
+    );
+    Ok((context, hit))
+}
+
+/// The relations section: the chains from the entities the query names (and those of
+/// the best results' turns) to the relations that score at or above
+/// `search.context_min_score`, best first; a chain another one extends is left out.
+async fn relations(
+    lookup: &crate::search::Lookup<'_>,
+    tenant: &TenantId,
+    user: &UserId,
+    text: &str,
+    relevant: &[SearchResult],
+) -> Result<Vec<Candidate>, ContextError> {
+    let vector = lookup.embedder.embed_one(text).await.map_err(crate::search::SearchError::from)?;
+    let from_events: Vec<uuid::Uuid> =
+        relevant.iter().take(3).flat_map(|r| r.source_event_ids.iter().copied()).collect();
+    let query = crate::search::relations::RelationQuery {
+        user,
+        text,
+        vector: Some(&vector),
+        from_events: &from_events,
+        as_of: None,
+        keep: usize::MAX,
+        window: None,
+    };
+    let mut scans = lookup.lookups.scan_connection();
+    let mut found = crate::search::relations::search(lookup, &mut scans, tenant, &query).await?;
+    scans.give_back();
+    found.retain(|r| r.score >= lookup.settings.context_min_score);
+    found.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let chains: Vec<(String, String)> = found.into_iter().map(|r| (r.id, r.path.unwrap_or(r.content))).collect();
+    Ok(chains
+        .iter()
+        .filter(|(_, chain)| {
+            !chains.iter().any(|(_, other)| other.len() > chain.len() && other.starts_with(chain.as_str()))
+        })
+        .take(MAX_CHAINS)
+        .map(|(id, chain)| Candidate { id: id.clone(), kind: ResultKind::Relation, content: chain.clone() })
+        .collect())
+}
+
+/// The profile and relations without the lines a newer relevant result on their topic
+/// changed: for a question about the present they are history, not what stands (see
+/// [`crate::search::present`]).
+async fn without_changed(
+    db: &engram_base::db::Database,
+    tenant: &TenantId,
+    profile: Vec<Candidate>,
+    relations: Vec<Candidate>,
+    relevant: &[SearchResult],
+) -> Result<(Vec<Candidate>, Vec<Candidate>), ContextError> {
+    let standing: Vec<uuid::Uuid> = profile.iter().chain(&relations).filter_map(|c| c.id.parse().ok()).collect();
+    let mut tx = engram_base::db::begin_tenant_tx(&db.read_pool, tenant).await?;
+    let changed = crate::search::present::changed(&mut tx, tenant, &standing, relevant).await?;
+    tx.commit().await?;
+    let stands = |c: &Candidate| c.id.parse().map_or(true, |id| !changed.contains(&id));
+    Ok((profile.into_iter().filter(stands).collect(), relations.into_iter().filter(stands).collect()))
+}
+
+/// Chains the relations section holds at most.
+const MAX_CHAINS: usize = 8;
+
+/// The sections in order, with their shares of the budget.
+fn sections(
+    settings: &SearchSettings,
+    working: Vec<Candidate>,
+    profile: Vec<Candidate>,
+    relations: Vec<Candidate>,
+    relevant: Vec<Candidate>,
+    sessions: Vec<Candidate>,
+    periods: Vec<Candidate>,
+) -> Vec<Section> {
+    vec![
+        Section { name: "working", heading: WORKING_HEADING, share: settings.context_working_share, lines: working },
+        Section {
+            name: "profile",
+            heading: "## About the user",
+            share: settings.context_profile_share,
+            lines: profile,
+        },
+        Section {
+            name: "relations",
+            heading: "## Relations",
+            share: settings.context_relations_share,
+            lines: relations,
+        },
+        Section { name: "relevant", heading: "## Relevant memories", share: 1.0, lines: relevant },
+        Section { name: "sessions", heading: "## Recent conversations", share: 1.0, lines: sessions },
+        Section { name: "periods", heading: "## Earlier periods", share: 1.0, lines: periods },
+    ]
+}
+
+const WORKING_HEADING: &str = "## Current conversation";

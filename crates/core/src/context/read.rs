@@ -1,0 +1,114 @@
+//! What the block holds besides the lookup's results — the session's latest turns, the
+//! profile, the latest summaries — and every turn or memory as a dated line.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+use super::assemble::Candidate;
+use crate::search::SearchResult;
+use engram_base::domain::{Kind, ResultKind, Role, SessionId, TenantId, UserId};
+
+/// A search result as a dated line: a turn with its speaker's role, a memory with the
+/// time it was stated.
+pub(super) fn dated(result: SearchResult) -> Candidate {
+    let at = result.created_at.or(result.parts.span.map(|(start, _)| start));
+    let content = match at {
+        Some(at) => said(at, result.role, &result.content),
+        None => result.content,
+    };
+    Candidate { id: result.id, kind: result.kind, content }
+}
+
+/// A dated line of what was said, with what a relative time phrase in it meant:
+/// `[Mon 8 May 2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`.
+fn said(at: DateTime<Utc>, role: Option<Role>, content: &str) -> String {
+    let line = match role {
+        Some(role) => format!("{}: {content}", role.as_str()),
+        None => content.to_owned(),
+    };
+    match crate::search::when::annotate(content, at) {
+        Some(meant) => engram_base::text::dated(at, &format!("{line} ({meant})")),
+        None => engram_base::text::dated(at, &line),
+    }
+}
+
+/// The latest turns of a session, newest first as read and oldest first as returned; as
+/// many as could fill the largest working share.
+pub(super) async fn latest_turns(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    session: &SessionId,
+) -> sqlx::Result<Vec<Candidate>> {
+    let mut rows: Vec<(uuid::Uuid, Role, String, DateTime<Utc>)> = sqlx::query_as(
+        "SELECT id, role, content, created_at FROM events
+          WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3
+          ORDER BY created_at DESC, seq DESC LIMIT 200",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(session.as_str())
+    .fetch_all(conn)
+    .await?;
+    rows.reverse();
+    Ok(rows
+        .into_iter()
+        .map(|(id, role, content, at)| Candidate {
+            id: id.to_string(),
+            kind: ResultKind::Event,
+            content: said(at, Some(role), &content),
+        })
+        .collect())
+}
+
+/// Identity and profile facts, most important first.
+pub async fn profile(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<Vec<Candidate>> {
+    let rows: Vec<(uuid::Uuid, Kind, String)> = sqlx::query_as(
+        "SELECT id, kind, content FROM memories
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND category IN ('identity', 'personal')
+          ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT 20",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, kind, content)| Candidate { id: id.to_string(), kind: kind.into(), content })
+        .collect())
+}
+
+/// The latest session summaries and period summaries.
+pub async fn recent_summaries(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+) -> sqlx::Result<(Vec<Candidate>, Vec<Candidate>)> {
+    let sessions: Vec<(String, String, Option<DateTime<Utc>>)> = sqlx::query_as(
+        "SELECT session_id, summary, summarized_at FROM sessions
+          WHERE tenant_id = $1 AND user_id = $2 AND summary IS NOT NULL
+          ORDER BY last_event_at DESC LIMIT 3",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .fetch_all(&mut *conn)
+    .await?;
+    let periods: Vec<(uuid::Uuid, String)> = sqlx::query_as(
+        "SELECT id, summary FROM period_summaries WHERE tenant_id = $1 AND user_id = $2
+          ORDER BY period_start DESC LIMIT 2",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .fetch_all(conn)
+    .await?;
+    Ok((
+        sessions
+            .into_iter()
+            .map(|(id, content, _)| Candidate { id, kind: ResultKind::SessionSummary, content })
+            .collect(),
+        periods
+            .into_iter()
+            .map(|(id, content)| Candidate { id: id.to_string(), kind: ResultKind::PeriodSummary, content })
+            .collect(),
+    ))
+}

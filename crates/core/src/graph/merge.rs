@@ -1,0 +1,197 @@
+//! Merging one entity into another (its names become aliases, its relations move over)
+//! and undoing it, and `dedup`'s merging of the duplicates resolution missed.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::EntityStatus;
+use super::names::distinct;
+use super::store::{Target, record};
+use crate::memories::Change;
+use engram_base::domain::{TenantId, UserId};
+
+/// Merges entity `from` into `into`: its names become aliases, its relations move
+/// over (the moved ids are in the history row, so [`restore`] can move them back).
+pub async fn merge(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    from: Uuid,
+    into: Uuid,
+    change: &Change,
+) -> sqlx::Result<()> {
+    let moved: Vec<(Uuid, bool, bool)> = sqlx::query_as(
+        "UPDATE relations SET subject_id = CASE WHEN subject_id = $2 THEN $3 ELSE subject_id END,
+                object_id = CASE WHEN object_id = $2 THEN $3 ELSE object_id END, updated_at = now()
+          WHERE tenant_id = $1 AND (subject_id = $2 OR object_id = $2)
+         RETURNING id, subject_id = $3, object_id = $3",
+    )
+    .bind(tenant.as_str())
+    .bind(from)
+    .bind(into)
+    .fetch_all(&mut *conn)
+    .await?;
+    sqlx::query(
+        "WITH gone AS (
+            UPDATE entities SET status = 'merged', merged_into = $3, updated_at = now()
+             WHERE tenant_id = $1 AND id = $2 AND status = 'active' RETURNING norm_name, aliases, first_seen, last_seen
+         )
+         UPDATE entities e SET aliases = ARRAY(SELECT DISTINCT unnest(e.aliases || g.aliases || g.norm_name)
+                                                EXCEPT SELECT e.norm_name),
+                merged_from = e.merged_from || $2, first_seen = least(e.first_seen, g.first_seen),
+                last_seen = greatest(e.last_seen, g.last_seen), updated_at = now()
+           FROM gone g WHERE e.tenant_id = $1 AND e.id = $3",
+    )
+    .bind(tenant.as_str())
+    .bind(from)
+    .bind(into)
+    .execute(&mut *conn)
+    .await?;
+    let subjects: Vec<Uuid> = moved.iter().filter(|(_, s, _)| *s).map(|(id, ..)| *id).collect();
+    let objects: Vec<Uuid> = moved.iter().filter(|(_, _, o)| *o).map(|(id, ..)| *id).collect();
+    let after = json!({"status": "merged", "merged_into": into, "moved_subjects": subjects, "moved_objects": objects});
+    record(conn, tenant, user, Target::Entity(from), "merged", Some(json!({"status": "active"})), Some(after), change)
+        .await
+}
+
+/// Why an entity cannot be restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error("no such entity")]
+    NotFound,
+    #[error("the entity is not merged")]
+    NotMerged,
+    #[error("an active entity already has its name")]
+    NameTaken,
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+/// Undoes the merge of `id`: it is active again with the relations it had.
+pub async fn restore(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    id: Uuid,
+    change: &Change,
+) -> Result<(), RestoreError> {
+    let merged: Option<(EntityStatus, Option<Uuid>, String)> = sqlx::query_as(
+        "SELECT status, merged_into, norm_name FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some((_, Some(into), norm_name)) = merged.clone().filter(|(s, ..)| *s == EntityStatus::Merged) else {
+        return Err(if merged.is_none() { RestoreError::NotFound } else { RestoreError::NotMerged });
+    };
+    let after: Option<Value> = sqlx::query_scalar(
+        "SELECT after FROM graph_history WHERE tenant_id = $1 AND entity_id = $2 AND action = 'merged'
+          ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .flatten();
+    let ids = |field: &str| -> Vec<Uuid> {
+        after
+            .as_ref()
+            .and_then(|a| a.get(field))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    };
+    let taken: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = $3)",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(&norm_name)
+    .fetch_one(&mut *conn)
+    .await?;
+    if taken {
+        return Err(RestoreError::NameTaken);
+    }
+    sqlx::query("UPDATE relations SET subject_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = ANY($2) AND subject_id = $4")
+        .bind(tenant.as_str())
+        .bind(ids("moved_subjects"))
+        .bind(id)
+        .bind(into)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("UPDATE relations SET object_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = ANY($2) AND object_id = $4")
+        .bind(tenant.as_str())
+        .bind(ids("moved_objects"))
+        .bind(id)
+        .bind(into)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "UPDATE entities SET merged_from = array_remove(merged_from, $2),
+                aliases = array_remove(aliases, $4), updated_at = now() WHERE tenant_id = $1 AND id = $3",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .bind(into)
+    .bind(&norm_name)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE entities SET status = 'active', merged_into = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant.as_str())
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    let before = json!({"status": "merged", "merged_into": into});
+    record(conn, tenant, user, Target::Entity(id), "restored", Some(before), Some(json!({"status": "active"})), change)
+        .await?;
+    Ok(())
+}
+
+/// Merges each entity of the user's created after `since` into its nearest older one of
+/// the same type, when their names' vectors are at least `threshold` alike and the names
+/// are not told apart ([`distinct`]): the older stays. Nearest neighbours only, never all
+/// pairs. Returns how many were merged.
+pub async fn merge_duplicates(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    since: Option<DateTime<Utc>>,
+    threshold: f32,
+    change: &Change,
+) -> sqlx::Result<i64> {
+    let new: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT id, name FROM entities
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND NOT is_user AND embedding IS NOT NULL
+            AND created_at > coalesce($3, '-infinity') ORDER BY created_at",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(since)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut merged = 0;
+    for (id, name) in new {
+        let near: Vec<(Uuid, String, f64)> = sqlx::query_as(
+            "SELECT o.id, o.name, (1 - (o.embedding <=> e.embedding))::float8 FROM entities e
+               JOIN entities o ON o.tenant_id = e.tenant_id AND o.user_id = e.user_id AND o.type = e.type
+                              AND o.status = 'active' AND o.id <> e.id AND o.embedding_dims = e.embedding_dims
+                              AND o.first_seen <= e.first_seen
+              WHERE e.tenant_id = $1 AND e.id = $2 AND e.status = 'active'
+              ORDER BY o.embedding <=> e.embedding LIMIT 3",
+        )
+        .bind(tenant.as_str())
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+        if let Some((into, ..)) =
+            near.into_iter().find(|(_, other, similarity)| *similarity >= threshold as f64 && !distinct(&name, other))
+        {
+            merge(conn, tenant, user, id, into, change).await?;
+            merged += 1;
+        }
+    }
+    Ok(merged)
+}

@@ -1,0 +1,184 @@
+//! Stating a relation: said again, it gains the turn as a source; new, it is stored with
+//! its vector and ends the edges it replaces.
+
+use serde_json::json;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::store::{Said, Target, Writer, Written, record};
+use super::{Exclusive, Predicate};
+use crate::memories::Change;
+use engram_base::technologies::technologies;
+
+impl Writer<'_> {
+    /// States `subject predicate object`: said again, it gains the turn as a source; new,
+    /// it ends the edges it replaces (see [`Predicate::exclusive`]) and `ended`'s.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn relate(
+        &self,
+        conn: &mut PgConnection,
+        said: &Said<'_>,
+        subject: Uuid,
+        predicate: Predicate,
+        object: Uuid,
+        ended: Option<Uuid>,
+        written: &mut Written,
+    ) -> anyhow::Result<()> {
+        let same: Option<Uuid> = sqlx::query_scalar(
+            "SELECT id FROM relations
+              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND predicate = $3
+                AND ((subject_id = $4 AND object_id = $5) OR ($6 AND subject_id = $5 AND object_id = $4))
+              LIMIT 1",
+        )
+        .bind(self.tenant.as_str())
+        .bind(self.user.as_str())
+        .bind(predicate.as_str())
+        .bind(subject)
+        .bind(object)
+        .bind(predicate.symmetric())
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(id) = same {
+            sqlx::query(
+                "UPDATE relations SET updated_at = now(),
+                        source_event_ids = CASE WHEN $3 = ANY(source_event_ids) THEN source_event_ids
+                                                ELSE source_event_ids || $3 END
+                  WHERE tenant_id = $1 AND id = $2",
+            )
+            .bind(self.tenant.as_str())
+            .bind(id)
+            .bind(said.event_id)
+            .execute(&mut *conn)
+            .await?;
+            written.relations_refreshed += 1;
+            return Ok(());
+        }
+        let names: Vec<(Uuid, String)> =
+            sqlx::query_as("SELECT id, name FROM entities WHERE tenant_id = $1 AND id = ANY($2)")
+                .bind(self.tenant.as_str())
+                .bind([subject, object])
+                .fetch_all(&mut *conn)
+                .await?;
+        let name_of = |id: Uuid| names.iter().find(|(i, _)| *i == id).map(|(_, n)| n.clone()).unwrap_or_default();
+        let (subject_name, object_name) = (name_of(subject), name_of(object));
+        let replaced = self.replaced(conn, subject, predicate, object, &object_name, ended).await?;
+        let text = match_text(said.sentence, &subject_name, predicate, &object_name);
+        let embedding = self.embedder.embed_one(&text).await?;
+        let id = Uuid::now_v7();
+        let sql = format!(
+            "INSERT INTO relations (tenant_id, id, user_id, subject_id, predicate, object_id, fact, valid_from,
+                                    source_event_ids, memory_id, confidence, embedding, embedding_model, embedding_dims)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::halfvec({dims}), $13, {dims})",
+            dims = embedding.dims()
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(self.tenant.as_str())
+            .bind(id)
+            .bind(self.user.as_str())
+            .bind(subject)
+            .bind(predicate.as_str())
+            .bind(object)
+            .bind(said.sentence)
+            .bind(said.at)
+            .bind(vec![said.event_id])
+            .bind(said.memory_id)
+            .bind(said.confidence)
+            .bind(embedding.to_pgvector())
+            .bind(self.embedder.model())
+            .execute(&mut *conn)
+            .await?;
+        let after = json!({"subject": subject_name, "predicate": predicate.as_str(), "object": object_name,
+                           "fact": said.sentence, "valid_from": said.at});
+        record(conn, self.tenant, self.user, Target::Relation(id), "created", None, Some(after), &self.change).await?;
+        written.relations_created += 1;
+        for old in replaced {
+            let ended = sqlx::query(
+                "UPDATE relations SET status = 'superseded', valid_to = $3, expired_at = now(), superseded_by = $4,
+                        updated_at = now()
+                  WHERE tenant_id = $1 AND id = $2 AND status = 'active'",
+            )
+            .bind(self.tenant.as_str())
+            .bind(old)
+            .bind(said.at)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+            if ended.rows_affected() == 1 {
+                let change = Change { reason: "a new relation replaces it".into(), ..self.change.clone() };
+                let after = json!({"status": "superseded", "valid_to": said.at, "superseded_by": id});
+                record(conn, self.tenant, self.user, Target::Relation(old), "superseded", None, Some(after), &change)
+                    .await?;
+                written.relations_ended += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The active edges a new `subject predicate object` ends.
+    async fn replaced(
+        &self,
+        conn: &mut PgConnection,
+        subject: Uuid,
+        predicate: Predicate,
+        object: Uuid,
+        object_name: &str,
+        ended: Option<Uuid>,
+    ) -> sqlx::Result<Vec<Uuid>> {
+        let rows: Vec<(Uuid, Uuid, Uuid, String, String)> = sqlx::query_as(
+            "SELECT r.id, r.subject_id, r.object_id, o.name, o.type FROM relations r
+               JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id
+              WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.status = 'active' AND r.predicate = $3
+                AND (r.subject_id = $4 OR r.object_id = $5)",
+        )
+        .bind(self.tenant.as_str())
+        .bind(self.user.as_str())
+        .bind(predicate.as_str())
+        .bind(subject)
+        .bind(object)
+        .fetch_all(conn)
+        .await?;
+        let kind_of = |name: &str| technologies(name).first().map(|(key, _)| *key);
+        let new_kind = kind_of(object_name);
+        Ok(rows
+            .into_iter()
+            .filter(|(_, s, o, name, _)| {
+                let moved_from = ended.is_some_and(|e| *o == e && *s == subject);
+                let replaced = match predicate.exclusive() {
+                    Some(Exclusive::Object) => *s == subject && *o != object,
+                    Some(Exclusive::Subject) => *o == object && *s != subject,
+                    Some(Exclusive::TechnologyKind) => {
+                        *s == subject && *o != object && new_kind.is_some() && kind_of(name) == new_kind
+                    }
+                    None => false,
+                };
+                moved_from || replaced
+            })
+            .map(|(id, ..)| id)
+            .collect())
+    }
+}
+
+/// What a relation's vector is made from: the sentence and the relation in words, with
+/// the kind of technology it names (`uses PostgreSQL, a database`).
+fn match_text(sentence: &str, subject: &str, predicate: Predicate, object: &str) -> String {
+    format!("{sentence}\n{subject} {} {object}{}", predicate.words(), kind_label(object))
+}
+
+/// The kind of technology `name` is, in words English and Chinese questions use:
+/// `, a database (数据库)`; empty for anything else.
+pub fn kind_label(name: &str) -> String {
+    const KINDS: &[(&str, &str, &str)] = &[
+        ("database", "database", "数据库"),
+        ("framework", "web framework", "框架"),
+        ("language", "programming language", "编程语言"),
+        ("cloud", "cloud", "云"),
+        ("ci", "CI/CD pipeline", "持续集成"),
+        ("bundler", "frontend bundler", "打包工具"),
+        ("orchestration", "container orchestration", "容器编排"),
+    ];
+    let Some((key, _)) = technologies(name).into_iter().next() else { return String::new() };
+    match KINDS.iter().find(|(k, ..)| *k == key) {
+        Some((_, words, chinese)) => format!(", a {words} ({chinese})"),
+        None => format!(", a {}", key.replace('_', " ")),
+    }
+}

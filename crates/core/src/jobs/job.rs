@@ -1,0 +1,210 @@
+//! What a job is to the runner: the [`Job`] trait each job implements on its typed
+//! parameters, and the [`Unit`] of work it is handed. A leaf module: the jobs import
+//! it, and it imports none of them (the registry in `jobs/mod.rs` names them).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::memories::decay::DecayParams;
+use engram_base::domain::{TenantId, UserId};
+use engram_base::models::{Embedder, Llm, Prompts};
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One user's share of a run, as the job sees it.
+pub struct Unit<'a> {
+    /// The job's name: its changes are recorded as by `job:<name>`.
+    pub job: &'a str,
+    pub run_id: Uuid,
+    pub tenant: &'a TenantId,
+    pub user: &'a UserId,
+    pub now: DateTime<Utc>,
+    pub budget: &'a Budget,
+    /// What the run's units finished before this one started counted.
+    pub earlier: Counts,
+}
+
+impl Unit<'_> {
+    /// A change this unit makes to a memory, for its history row.
+    pub fn change(&self, reason: impl Into<String>) -> crate::memories::Change {
+        crate::memories::Change::by(format!("job:{}", self.job), Some(self.run_id), reason)
+    }
+}
+
+/// How the runner executes a job's units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitMode {
+    /// Each unit one transaction as its tenant, with its checkpoint; `custom_plans`
+    /// when its statements should be planned for each user's size (10 memories or
+    /// 100,000: the user's rows or the HNSW index).
+    Transaction { custom_plans: bool },
+    /// Steps that cannot run in a transaction (index DDL): idempotent, no checkpoints;
+    /// a dry run only counts.
+    OutsideTransaction,
+}
+
+/// A job: its parameters (parsed from `[params]` of `jobs/NAME.toml`) and what it
+/// does with them. Register a new one with one line in `jobs/registry.rs`.
+pub trait Job: std::fmt::Debug + Send + Sync {
+    /// Checks what serde cannot (ranges, combinations); `concurrency` is the file's.
+    fn check(&self, _concurrency: usize) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The users this job may have work for, within `scope` (`models`: for work that
+    /// depends on the configured models, such as vectors of another model).
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        now: DateTime<Utc>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>>;
+
+    fn mode(&self) -> UnitMode {
+        UnitMode::Transaction { custom_plans: true }
+    }
+
+    /// Work that belongs to no user, done once before the units, in a transaction of
+    /// its own (rolled back in a dry run).
+    fn before_units<'a>(
+        &'a self,
+        _conn: &'a mut PgConnection,
+        _scope: &'a Scope,
+        _run_id: Uuid,
+        _now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Counts>> {
+        Box::pin(async { Ok(Counts::default()) })
+    }
+
+    /// One unit in the runner's transaction ([`UnitMode::Transaction`]).
+    fn run_unit<'a>(
+        &'a self,
+        _conn: &'a mut PgConnection,
+        _unit: &'a Unit<'a>,
+        _models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(async { anyhow::bail!("this job runs its units outside a transaction") })
+    }
+
+    /// One unit on the pool ([`UnitMode::OutsideTransaction`]).
+    fn run_outside<'a>(
+        &'a self,
+        _pool: &'a PgPool,
+        _unit: &'a Unit<'a>,
+        _models: &'a Models,
+        _dry_run: bool,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(async { anyhow::bail!("this job runs its units in a transaction") })
+    }
+
+    /// The prompts (`jobs/prompts/NAME.md`) its LLM path sends, checked at startup when
+    /// an LLM is configured.
+    fn prompts(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The decay this job scores memories with, which lookups then rank by too.
+    fn ranking_decay(&self) -> Option<&DecayParams> {
+        None
+    }
+}
+
+/// Per-run limits; a run that reaches one stops cleanly and records why.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budget {
+    /// Users (units) processed by one run.
+    pub max_users: u64,
+    /// LLM tokens (prompt + completion) one run may spend.
+    pub max_llm_tokens: u64,
+    /// The share of one user's active memories a single run may remove (at least one).
+    pub max_removed_fraction: f64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self { max_users: 100_000, max_llm_tokens: 2_000_000, max_removed_fraction: 0.2 }
+    }
+}
+
+/// The models jobs use: the embedder always, the LLM when one is configured (without
+/// it every job takes its fallback path), and the prompts, read once.
+#[derive(Clone)]
+pub struct Models {
+    pub embedder: Arc<Embedder>,
+    pub llm: Option<Arc<Llm>>,
+    pub prompts: Arc<Prompts>,
+    /// The graph's settings and aliases, for `extract_facts` and `dedup`.
+    pub graph: Arc<crate::graph::Graph>,
+}
+
+/// What a run covers: every tenant, one tenant, or one user of one tenant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub tenant: Option<TenantId>,
+    pub user: Option<UserId>,
+}
+
+impl Scope {
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    pub fn tenant(tenant: TenantId) -> Self {
+        Self { tenant: Some(tenant), user: None }
+    }
+
+    pub fn user(tenant: TenantId, user: UserId) -> Self {
+        Self { tenant: Some(tenant), user: Some(user) }
+    }
+
+    /// From stored columns, which were valid when written.
+    pub fn from_columns(tenant: Option<&str>, user: Option<&str>) -> Self {
+        Self { tenant: tenant.and_then(|t| TenantId::parse(t).ok()), user: user.and_then(|u| UserId::parse(u).ok()) }
+    }
+
+    pub fn columns(&self) -> (Option<&str>, Option<&str>) {
+        (self.tenant.as_ref().map(|t| t.as_str()), self.user.as_ref().map(|u| u.as_str()))
+    }
+}
+
+/// Items by action: what a unit or a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counts(BTreeMap<String, i64>);
+
+impl Counts {
+    pub fn add(&mut self, action: &str, n: i64) {
+        if n != 0 {
+            *self.0.entry(action.to_owned()).or_default() += n;
+        }
+    }
+
+    pub fn merge(&mut self, other: &Counts) {
+        for (action, n) in &other.0 {
+            self.add(action, *n);
+        }
+    }
+
+    pub fn get(&self, action: &str) -> i64 {
+        self.0.get(action).copied().unwrap_or(0)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(&self.0).expect("a map of integers serialises")
+    }
+}

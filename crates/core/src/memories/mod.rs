@@ -1,0 +1,379 @@
+//! Memories: the semantic facts and insights engram keeps per user, their history,
+//! and the queries that list them. This module is the only writer of `memories` and
+//! `memory_history`: jobs, feedback and operators create and change memories through
+//! [`insert`], [`restore`] and the functions of [`lifecycle`], and every change writes
+//! its history row.
+
+pub mod access;
+pub mod decay;
+pub mod edit;
+pub mod lifecycle;
+
+pub use lifecycle::Change;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::json;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
+use uuid::Uuid;
+
+pub use engram_base::domain::Kind;
+use engram_base::domain::{TenantId, UserId, ValidationError};
+use engram_base::models::Embedding;
+
+/// How a key reads in a fact's canonical statement: the words a question about it uses.
+/// Keys not listed read as themselves (`team_size` as "team size").
+const KEY_LABELS: &[(&str, &str)] = &[
+    ("name", "name, what I am called"),
+    ("role", "job, role, what I work as"),
+    ("location", "where I live, home city"),
+    ("employer", "employer, where I work"),
+    ("team_size", "team size, how many people on the team"),
+    ("project", "what I am building, the project"),
+    ("database", "database"),
+    ("framework", "web framework"),
+    ("language", "programming language"),
+    ("cloud", "cloud, where we deploy and host"),
+    ("ci", "CI/CD, the pipeline that builds, tests and deploys"),
+    ("bundler", "frontend bundler, the tool that bundles the frontend"),
+    ("orchestration", "container orchestration"),
+];
+
+/// What a memory's vector is made from: the user's words and, for a keyed fact, its
+/// canonical statement (`database: postgresql`), so that a question about the key
+/// finds a fact whose sentence never names it. [`match_text_sql`] says the same in SQL.
+pub fn match_text(content: &str, key: Option<&str>, value: Option<&str>) -> String {
+    match (key, value) {
+        (Some(key), Some(value)) => {
+            let label = KEY_LABELS.iter().find(|(k, _)| *k == key).map(|(_, label)| (*label).to_owned());
+            format!("{content}\n{}: {value}", label.unwrap_or_else(|| key.replace('_', " ")))
+        }
+        _ => content.to_owned(),
+    }
+}
+
+/// [`match_text`] of a `memories` row, in SQL.
+pub fn match_text_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let labels: String = KEY_LABELS.iter().map(|(key, label)| format!(" WHEN '{key}' THEN '{label}'")).collect();
+        format!("content || coalesce(E'\\n' || CASE key{labels} ELSE replace(key, '_', ' ') END || ': ' || value, '')")
+    });
+    &SQL
+}
+
+/// Memories' vectors, for `reembed`.
+pub const VECTORS: engram_base::stored_vectors::VectorColumn = engram_base::stored_vectors::VectorColumn {
+    name: "memories",
+    table: "memories",
+    key: "id",
+    key_type: "uuid",
+    text: match_text_sql,
+    storage: "vector",
+    filter: "status <> 'deleted'",
+};
+
+/// Categories a memory can have; anything else is a client error.
+pub const CATEGORIES: &[&str] = &[
+    "identity",
+    "personal",
+    "preference",
+    "project",
+    "technical",
+    "decision",
+    "event",
+    "lesson",
+    "statement",
+    "relationship",
+    "health",
+    "finance",
+    "other",
+];
+/// Where a memory is in its life: only `active` ones are searched (and `superseded`
+/// ones by `as_of`); the others wait for `purge`, restorable meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Active,
+    Superseded,
+    Merged,
+    Evicted,
+    Deleted,
+}
+
+/// What a `memory_history` row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Created,
+    Updated,
+    Merged,
+    Superseded,
+    Evicted,
+    Restored,
+    Deleted,
+    Insight,
+}
+
+impl Status {
+    pub const ALL: [Self; 5] = [Self::Active, Self::Superseded, Self::Merged, Self::Evicted, Self::Deleted];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Superseded => "superseded",
+            Self::Merged => "merged",
+            Self::Evicted => "evicted",
+            Self::Deleted => "deleted",
+        }
+    }
+}
+
+/// Parses `value` as one of `all` (by name), naming `field` when it is none of them.
+pub fn parse_one_of<T: Copy>(
+    field: &str,
+    value: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<T, ValidationError> {
+    all.iter().copied().find(|v| name(*v) == value).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+        ValidationError::new(field, format!("`{value}` is not one of {}", names.join(", ")))
+    })
+}
+
+/// Checks `value` against `allowed`, naming `field` when it is not there.
+pub fn check_one_of(field: &str, value: &str, allowed: &[&str]) -> Result<(), ValidationError> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(ValidationError::new(field, format!("`{value}` is not one of {}", allowed.join(", "))))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct Memory {
+    pub id: Uuid,
+    pub user_id: String,
+    pub kind: Kind,
+    pub category: String,
+    pub key: Option<String>,
+    /// A keyed fact's normalised value (`postgresql` for the key `database`).
+    pub value: Option<String>,
+    pub content: String,
+    pub importance: f32,
+    pub confidence: f32,
+    pub status: Status,
+    pub pinned: bool,
+    pub source_event_ids: Vec<Uuid>,
+    pub source_quote: Option<String>,
+    pub derived_from: Vec<Uuid>,
+    pub access_count: i32,
+    pub last_accessed_at: Option<DateTime<Utc>>,
+    pub valid_from: DateTime<Utc>,
+    pub valid_to: Option<DateTime<Utc>>,
+    pub superseded_by: Option<Uuid>,
+    pub embedding_model: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// How much it still matters now, 0–1: `engram_decay`, what `evict` ranks by and
+    /// search weighs with. Filled in by the API ([`Memory::with_decay`]); 0 elsewhere.
+    #[sqlx(skip)]
+    pub decay: f64,
+}
+
+impl Memory {
+    /// The memory with its decay score as of `now`.
+    pub fn with_decay(mut self, params: &decay::DecayParams, now: DateTime<Utc>) -> Self {
+        let touched = self.last_accessed_at.unwrap_or(self.created_at);
+        self.decay = params.weight(self.importance.into(), touched, self.access_count, &self.category, now);
+        self
+    }
+}
+
+/// A memory row with its access statistics (kept in `memory_access`).
+pub const MEMORY_SELECT: &str = "SELECT m.id, m.user_id, m.kind, m.category, m.key, m.value, m.content, m.importance, m.confidence, \
+     m.status, m.pinned, m.source_event_ids, m.source_quote, m.derived_from, coalesce(a.access_count, 0) AS access_count, \
+     a.last_accessed_at, m.valid_from, m.valid_to, m.superseded_by, m.embedding_model, m.created_at, m.updated_at \
+     FROM memories m LEFT JOIN memory_access a ON a.tenant_id = m.tenant_id AND a.memory_id = m.id";
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+pub struct HistoryEntry {
+    pub id: Uuid,
+    pub action: Action,
+    pub before: Option<serde_json::Value>,
+    pub after: Option<serde_json::Value>,
+    pub reason: Option<String>,
+    pub job_run_id: Option<Uuid>,
+    pub actor: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A memory to create.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    pub user_id: UserId,
+    pub kind: Kind,
+    pub category: String,
+    pub key: Option<String>,
+    pub value: Option<String>,
+    pub content: String,
+    pub importance: f32,
+    pub source_event_ids: Vec<Uuid>,
+    pub source_quote: Option<String>,
+    pub derived_from: Vec<Uuid>,
+    pub valid_from: DateTime<Utc>,
+    pub pinned: bool,
+}
+
+/// Inserts a memory with its embedding and a `created` history row.
+pub async fn insert(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    memory: &NewMemory,
+    embedding: &Embedding,
+    embedding_model: &str,
+    change: &Change,
+) -> sqlx::Result<Uuid> {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO memories (tenant_id, id, user_id, kind, category, key, content, embedding, embedding_model,
+                               embedding_dims, importance, source_event_ids, source_quote, derived_from,
+                               valid_from, pinned, created_at, updated_at, value)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $15, $17)",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .bind(memory.user_id.as_str())
+    .bind(memory.kind)
+    .bind(&memory.category)
+    .bind(&memory.key)
+    .bind(&memory.content)
+    .bind(embedding.to_pgvector())
+    .bind(embedding_model)
+    .bind(embedding.dims() as i32)
+    .bind(memory.importance)
+    .bind(&memory.source_event_ids)
+    .bind(&memory.source_quote)
+    .bind(&memory.derived_from)
+    .bind(memory.valid_from)
+    .bind(memory.pinned)
+    .bind(&memory.value)
+    .execute(&mut *conn)
+    .await?;
+    let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key, "value": memory.value,
+                       "content": memory.content, "importance": memory.importance});
+    lifecycle::record(conn, tenant, &memory.user_id, id, Action::Created, None, Some(after), change).await?;
+    Ok(id)
+}
+
+/// Filters of a memory listing; every field was validated by the caller.
+#[derive(Debug, Default, Clone)]
+pub struct ListFilter {
+    pub category: Option<String>,
+    pub status: Option<Status>,
+    pub kind: Option<Kind>,
+    pub key: Option<String>,
+    /// Keyset cursor: the last id of the previous page (ids are time-ordered UUIDv7).
+    pub after: Option<Uuid>,
+    pub limit: i64,
+}
+
+/// One page, newest first, in a stable order: rows inserted meanwhile never shift it.
+pub async fn list(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    filter: &ListFilter,
+) -> sqlx::Result<Vec<Memory>> {
+    let mut q = QueryBuilder::<Postgres>::new(format!("{MEMORY_SELECT} WHERE m.tenant_id = "));
+    q.push_bind(tenant.as_str()).push(" AND m.user_id = ").push_bind(user.as_str());
+    q.push(" AND m.status = ").push_bind(filter.status.unwrap_or(Status::Active));
+    if let Some(category) = &filter.category {
+        q.push(" AND m.category = ").push_bind(category.clone());
+    }
+    if let Some(kind) = filter.kind {
+        q.push(" AND m.kind = ").push_bind(kind);
+    }
+    if let Some(key) = &filter.key {
+        q.push(" AND m.key = ").push_bind(key.clone());
+    }
+    if let Some(after) = filter.after {
+        q.push(" AND m.id < ").push_bind(after);
+    }
+    q.push(" ORDER BY m.id DESC LIMIT ").push_bind(filter.limit);
+    q.build_query_as().fetch_all(conn).await
+}
+
+pub async fn get(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, id: Uuid) -> sqlx::Result<Option<Memory>> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{MEMORY_SELECT} WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3"
+    )))
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+pub async fn history(conn: &mut PgConnection, tenant: &TenantId, id: Uuid) -> sqlx::Result<Vec<HistoryEntry>> {
+    sqlx::query_as(
+        "SELECT id, action, before, after, reason, job_run_id, actor, created_at
+           FROM memory_history WHERE tenant_id = $1 AND memory_id = $2 ORDER BY created_at, id",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .fetch_all(conn)
+    .await
+}
+
+/// Why a memory could not be restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error("no memory {0} for this user")]
+    NotFound(Uuid),
+    #[error("memory {id} is {}; only evicted or merged memories can be restored", status.as_str())]
+    NotRestorable { id: Uuid, status: Status },
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+}
+
+/// Brings an evicted or merged memory back into search, with a history row. Restoring
+/// counts as an access, so the next `evict` run does not take it straight back.
+pub async fn restore(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    id: Uuid,
+    actor: &str,
+) -> Result<(), RestoreError> {
+    let status: Option<Status> =
+        sqlx::query_scalar("SELECT status FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE")
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let status = status.ok_or(RestoreError::NotFound(id))?;
+    if !matches!(status, Status::Evicted | Status::Merged) {
+        return Err(RestoreError::NotRestorable { id, status });
+    }
+    sqlx::query(
+        "WITH restored AS (
+            UPDATE memories SET status = 'active', superseded_by = NULL, updated_at = now()
+             WHERE tenant_id = $1 AND id = $2 RETURNING tenant_id, id, user_id
+         )
+         INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
+         SELECT tenant_id, id, user_id, 1, now() FROM restored
+         ON CONFLICT (tenant_id, memory_id) DO UPDATE SET last_accessed_at = now()",
+    )
+    .bind(tenant.as_str())
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    let (before, after) = (json!({"status": status}), json!({"status": Status::Active}));
+    let change = Change::by(actor, None, "restored by an operator");
+    lifecycle::record(conn, tenant, user, id, Action::Restored, Some(before), Some(after), &change).await?;
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! Honouring "forget that" said in conversation: each request among a user's turns is
+//! resolved to what it refers to ([`super::referents`]) and erased as a deletion with
+//! its sources would be ([`super::erase`]); the request's own sentence goes too. What
+//! stays is a memory without content saying that the user asked to forget something,
+//! and when, and an audit row. Called at ingest, so that nothing of it is served even
+//! before the jobs run, and by `extract_facts` for turns stored some other way.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::referents::{self, ResolveError, Turn};
+use super::{Erasure, erase, requests};
+use crate::memories::{self, Change, NewMemory};
+use engram_base::domain::{Kind, Role, TenantId, UserId};
+use engram_base::models::Embedder;
+use engram_base::text::sentences;
+
+/// What honouring the requests came to.
+#[derive(Debug, Default, Clone)]
+pub struct Honoured {
+    pub requests: u64,
+    pub counts: BTreeMap<&'static str, u64>,
+    /// Turns whose vectors were dropped, to be embedded again.
+    pub to_embed: Vec<Uuid>,
+}
+
+/// Whether `text` holds a request to forget; cheap, no database.
+pub fn asks_to_forget(text: &str) -> bool {
+    sentences(text).into_iter().any(|s| requests::detect(s).is_some())
+}
+
+/// Honours the requests in the user's turns `ids`, oldest first, in the caller's
+/// transaction (which should hold the user's lock alone).
+#[allow(clippy::too_many_arguments)]
+pub async fn honour(
+    conn: &mut PgConnection,
+    embedder: &Embedder,
+    tenant: &TenantId,
+    user: &UserId,
+    ids: &[Uuid],
+    change: &Change,
+    graph_scan_limit: i64,
+) -> Result<Honoured, ResolveError> {
+    let mut honoured = Honoured::default();
+    for id in ids {
+        // Read again: an earlier request may have rewritten it.
+        let turn: Option<Turn> = sqlx::query_as(
+            "SELECT id, session_id, role, content, created_at FROM events WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+        )
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some(turn) = turn.filter(|t| t.role == Role::User) else { continue };
+        let found = sentences(&turn.content).into_iter().find_map(|s| requests::detect(s).map(|r| (s.to_owned(), r)));
+        let Some((sentence, request)) = found else { continue };
+        let referents = referents::resolve(conn, embedder, tenant, user, &turn, &sentence, &request).await?;
+        let erasure = Erasure {
+            memories: referents.memories,
+            with_sources: false,
+            rewrites: referents.rewrites,
+            removed_texts: referents.removed,
+        };
+        let erased = erase(conn, tenant, user, &erasure, change, graph_scan_limit).await?;
+        note(conn, embedder, tenant, user, &turn, change).await?;
+        let details = json!({"deleted": erased.counts});
+        crate::users::audit(conn, tenant, &change.actor, "forget_request", &turn.id.to_string(), details).await?;
+        honoured.requests += 1;
+        for (kind, n) in erased.counts {
+            *honoured.counts.entry(kind).or_default() += n;
+        }
+        honoured.to_embed.extend(erased.to_embed);
+    }
+    Ok(honoured)
+}
+
+/// The memory that stays: that the user asked to forget something, and when.
+async fn note(
+    conn: &mut PgConnection,
+    embedder: &Embedder,
+    tenant: &TenantId,
+    user: &UserId,
+    turn: &Turn,
+    change: &Change,
+) -> Result<(), ResolveError> {
+    let content =
+        format!("The user asked to forget something they had shared ({}).", turn.created_at.format("%-d %B %Y"));
+    let embedding = embedder.embed_one(&content).await?;
+    let memory = NewMemory {
+        user_id: user.clone(),
+        kind: Kind::Fact,
+        category: "other".into(),
+        key: None,
+        value: None,
+        content,
+        importance: 0.2,
+        source_event_ids: vec![turn.id],
+        source_quote: None,
+        derived_from: Vec::new(),
+        valid_from: turn.created_at,
+        pinned: false,
+    };
+    memories::insert(conn, tenant, &memory, &embedding, embedder.model(), change).await?;
+    Ok(())
+}
