@@ -1,7 +1,7 @@
 //! The vectors engram keeps, for moving them to another model (the `reembed` job): which
 //! table, which row key, the text each vector was made from. Each table's owner declares
 //! its [`VectorColumn`] beside the code that writes the rows (`memories::VECTORS`,
-//! `event_vectors::VECTORS`, and the summary jobs' `VECTORS`);
+//! `ingest::vectors::VECTORS`, and the summary jobs' `VECTORS`);
 //! the statements here change only the vector columns, and only of rows made by
 //! another model, so a row re-embedded meanwhile (or deleted) is left as it is. The SQL
 //! is put together only from these constants; every value is a bind parameter.

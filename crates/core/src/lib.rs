@@ -4,7 +4,6 @@
 
 pub mod access;
 pub mod context;
-pub mod event_vectors;
 pub mod feedback;
 pub mod graph;
 pub mod ingest;

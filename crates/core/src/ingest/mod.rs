@@ -22,6 +22,7 @@ use engram_base::domain::{NewEvent, Role, SessionId, TenantId, ValidationError};
 pub mod retention;
 pub mod rewrite;
 pub mod secrets;
+pub mod vectors;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {

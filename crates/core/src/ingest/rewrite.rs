@@ -1,6 +1,6 @@
 //! Rewriting stored turns when a person asks for something to be forgotten: the text a
 //! turn kept is replaced, its vector and the vector of the turn after it (made with it,
-//! see [`crate::event_vectors::window_text_sql`]) are dropped to be made anew, and the
+//! see [`crate::ingest::vectors::window_text_sql`]) are dropped to be made anew, and the
 //! summaries made from it are cleared so that `summarize_sessions` and
 //! `summarize_periods` make them again from what is left.
 

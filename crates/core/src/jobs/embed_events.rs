@@ -1,5 +1,5 @@
 //! `embed_events`: the backlog of raw turns without a vector — those the API's
-//! background embedder could not take (see [`crate::event_vectors`]) — embedded in
+//! background embedder could not take (see [`crate::ingest::vectors`]) — embedded in
 //! batches, oldest first, per user.
 
 use chrono::{DateTime, Utc};
@@ -8,7 +8,7 @@ use sqlx::{PgConnection, PgPool};
 
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
-use crate::event_vectors;
+use crate::ingest::vectors;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -32,13 +32,12 @@ async fn run_unit(
     let mut counts = Counts::default();
     let mut left = params.max_events_per_user;
     while left > 0 {
-        let ids = event_vectors::backlog(conn, unit.tenant, unit.user.as_str(), left.min(event_vectors::BATCH as i64))
-            .await?;
+        let ids = vectors::backlog(conn, unit.tenant, unit.user.as_str(), left.min(vectors::BATCH as i64)).await?;
         if ids.is_empty() {
             break;
         }
         left -= ids.len() as i64;
-        let written = event_vectors::embed(conn, &models.embedder, unit.tenant, &ids).await?;
+        let written = vectors::embed(conn, &models.embedder, unit.tenant, &ids).await?;
         counts.add("embedded", written as i64);
     }
     Ok(counts)
@@ -60,7 +59,7 @@ impl Job for EmbedParams {
         _models: &'a Models,
     ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
         let (tenant, user) = scope.columns();
-        Box::pin(event_vectors::waiting_users(pool, tenant, user))
+        Box::pin(vectors::waiting_users(pool, tenant, user))
     }
 
     fn run_unit<'a>(

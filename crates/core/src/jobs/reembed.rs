@@ -18,7 +18,7 @@ const COLUMNS: [&VectorColumn; 4] = [
     &crate::memories::VECTORS,
     &summarize_sessions::VECTORS,
     &summarize_periods::VECTORS,
-    &crate::event_vectors::VECTORS,
+    &crate::ingest::vectors::VECTORS,
 ];
 
 #[derive(Debug, Clone, Deserialize)]

@@ -175,7 +175,7 @@ async fn refresh_gauges(executor: &Executor) {
             .await;
     let by_status: sqlx::Result<Vec<(String, i64)>> =
         sqlx::query_as("SELECT status, count(*) FROM memories GROUP BY status").fetch_all(pool).await;
-    let unembedded = crate::event_vectors::backlog_size(pool).await;
+    let unembedded = crate::ingest::vectors::backlog_size(pool).await;
     match (pending, by_status, unembedded) {
         (Ok(pending), Ok(by_status), Ok(unembedded)) => {
             metrics.events_pending.set(pending as f64);

@@ -26,37 +26,32 @@ use engram_base::configuration::SearchSettings;
 use engram_base::domain::{Kind, TenantId};
 use engram_base::models::Embedding;
 
-/// A candidate as both ways read it: id, kind, category, key, value, content, updated,
-/// sources, importance, created, valid from, similarity, whether it holds a word that
-/// finds candidates, last access, accesses, and the query terms' weights when the
-/// statement weighed them.
-type Row = (
-    Uuid,
-    Kind,
-    String,
-    Option<String>,
-    Option<String>,
-    String,
-    DateTime<Utc>,
-    Vec<Uuid>,
-    f32,
-    DateTime<Utc>,
-    DateTime<Utc>,
-    f64,
-    bool,
-    Option<DateTime<Utc>>,
-    Option<i32>,
-    Vec<f64>,
-);
+/// A candidate as both ways read it, by column name: everything ranking needs.
+#[derive(sqlx::FromRow)]
+struct Candidate {
+    id: Uuid,
+    kind: Kind,
+    category: String,
+    key: Option<String>,
+    value: Option<String>,
+    content: String,
+    updated_at: DateTime<Utc>,
+    source_event_ids: Vec<Uuid>,
+    importance: f32,
+    created_at: DateTime<Utc>,
+    valid_from: DateTime<Utc>,
+    similarity: f64,
+    last_accessed_at: Option<DateTime<Utc>>,
+    access_count: Option<i32>,
+    /// The query terms' weights, when the statement weighed them (the same on every row).
+    weights: Vec<f64>,
+}
 
 /// A statement with its parameters bound.
 type Query<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
 /// The user's rows, by the parameters `$1` and `$2`.
 const OWNER: &str = "tenant_id = $1 AND user_id = $2";
-
-/// The column after a [`Row`]'s in a scan: how many rows the user has.
-const TOTAL: usize = 16;
 
 impl TableLookup for MemoryLookup<'_> {
     const TABLE: Indexed = Indexed::Memories;
@@ -176,7 +171,7 @@ impl<'a> MemoryLookup<'a> {
              ), accessed AS MATERIALIZED (
                 SELECT memory_id, last_accessed_at, access_count FROM memory_access WHERE tenant_id = $1 AND user_id = $2
              )
-             SELECT m.*, a.last_accessed_at, a.access_count, {weights}, (SELECT count(*) FROM mine) AS total
+             SELECT m.*, a.last_accessed_at, a.access_count, {weights} AS weights, (SELECT count(*) FROM mine) AS total
                FROM mine m LEFT JOIN accessed a ON a.memory_id = m.id
               WHERE m.id IN (SELECT id FROM chosen)",
             columns = self.columns(),
@@ -184,12 +179,12 @@ impl<'a> MemoryLookup<'a> {
             limit = self.settings.scan_limit as i64 + 1
         );
         let rows: Vec<PgRow> = self.query(&sql).fetch_all(conn).await?;
-        let total: i64 = rows.first().map(|row| row.try_get(TOTAL)).transpose()?.unwrap_or(0);
+        let total: i64 = rows.first().map(|row| row.try_get("total")).transpose()?.unwrap_or(0);
         if total > self.settings.scan_limit as i64 {
             return Ok(None);
         }
-        let mut rows = rows.iter().map(Row::from_row).collect::<sqlx::Result<Vec<Row>>>()?;
-        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.15));
+        let mut rows = rows.iter().map(Candidate::from_row).collect::<sqlx::Result<Vec<Candidate>>>()?;
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.weights));
         Ok(Some(self.ranked(rows.into_iter(), weights)))
     }
 
@@ -199,7 +194,7 @@ impl<'a> MemoryLookup<'a> {
     pub(super) async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
         let sql = self.statement(OWNER, &self.keyword_matches(&self.columns()));
         let mut rows = self.fetch(self.query(&sql), conn).await?;
-        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.15));
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.weights));
         Ok(self.ranked(rows.into_iter(), weights))
     }
 
@@ -223,7 +218,7 @@ impl<'a> MemoryLookup<'a> {
         let by_id = format!("SELECT {} FROM memories WHERE {} AND id = ANY($13)", self.columns(), self.filter(OWNER));
         let sql = self.statement(&owner, &by_id);
         let mut rows = self.fetch(self.query(&sql).bind(matches), conn).await?;
-        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.15));
+        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.weights));
         Ok(self.ranked(rows.into_iter(), weights))
     }
 
@@ -251,7 +246,7 @@ impl<'a> MemoryLookup<'a> {
                 SELECT {columns} FROM memories WHERE {filter} AND embedding_dims = {dims}
                  ORDER BY embedding::vector({dims}) <=> $5 LIMIT {candidates}
              ), kw AS ({keyword})
-             SELECT c.*, true, a.last_accessed_at, a.access_count, {weights}
+             SELECT c.*, a.last_accessed_at, a.access_count, {weights} AS weights
                FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw WHERE id NOT IN (SELECT id FROM vec)) c
                LEFT JOIN LATERAL (
                     SELECT last_accessed_at, access_count FROM memory_access
@@ -259,8 +254,8 @@ impl<'a> MemoryLookup<'a> {
         )
     }
 
-    async fn fetch(&self, query: Query<'_>, conn: &mut PgConnection) -> sqlx::Result<Vec<Row>> {
-        query.fetch_all(conn).await?.iter().map(Row::from_row).collect()
+    async fn fetch(&self, query: Query<'_>, conn: &mut PgConnection) -> sqlx::Result<Vec<Candidate>> {
+        query.fetch_all(conn).await?.iter().map(Candidate::from_row).collect()
     }
 
     /// The statement `sql` with the lookup's parameters bound.
@@ -282,23 +277,23 @@ impl<'a> MemoryLookup<'a> {
 
     /// The candidates as results with their keyword share and decay, and the weights
     /// the statement found when it weighed the terms (else `terms`' own count).
-    fn ranked(&self, rows: impl Iterator<Item = Row>, weights: Option<Vec<f64>>) -> Scanned {
+    fn ranked(&self, rows: impl Iterator<Item = Candidate>, weights: Option<Vec<f64>>) -> Scanned {
         let shares = super::terms::normalised(weights.as_ref().unwrap_or(&self.terms.weights).iter().copied());
         let results = rows
             .map(|row| {
-                let (id, kind, category, key, value, content, updated_at, sources, importance, created_at, valid_from) =
-                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10);
-                let (similarity, last_access, accesses) = (row.11, row.13, row.14);
-                let text = crate::memories::match_text(&content, key.as_deref(), value.as_deref()).to_lowercase();
+                let text = crate::memories::match_text(&row.content, row.key.as_deref(), row.value.as_deref());
+                let text = text.to_lowercase();
                 let keyword = self.terms.all.iter().zip(&shares).filter(|(t, _)| super::terms::holds(&text, t));
                 let keyword: f64 = keyword.map(|(_, w)| w).sum();
-                let touched = last_access.unwrap_or(created_at);
-                let decay = self.decay.weight(importance.into(), touched, accesses.unwrap_or(0), &category, self.now);
-                let parts = Parts::memory(similarity, keyword, decay, valid_from);
+                let touched = row.last_accessed_at.unwrap_or(row.created_at);
+                let (importance, accesses) = (row.importance.into(), row.access_count.unwrap_or(0));
+                let decay = self.decay.weight(importance, touched, accesses, &row.category, self.now);
+                let parts = Parts::memory(row.similarity, keyword, decay, row.valid_from);
+                let (id, kind) = (row.id.to_string(), row.kind.into());
                 SearchResult {
-                    category: Some(category),
-                    key,
-                    ..SearchResult::new(id.to_string(), kind.into(), content, updated_at, sources, parts)
+                    category: Some(row.category),
+                    key: row.key,
+                    ..SearchResult::new(id, kind, row.content, row.updated_at, row.source_event_ids, parts)
                 }
             })
             .collect();

@@ -29,7 +29,7 @@ pub struct AppState {
     pub reranker: Option<engram_base::models::Reranker>,
     pub access: Arc<AccessRecorder>,
     /// Embeds the events this process stores, in the background.
-    pub vectors: crate::event_vectors::EventVectors,
+    pub vectors: crate::ingest::vectors::EventVectors,
     pub detector: Detector,
     pub decay: DecayParams,
     /// The graph's settings and aliases.
@@ -61,7 +61,7 @@ impl AppState {
             reranker,
             limits: engram_base::auth::RateLimits::new(settings.server.rate_limit),
             graph: crate::graph::Graph::new(&settings.graph),
-            vectors: crate::event_vectors::EventVectors::start(db.clone(), embedder.clone()),
+            vectors: crate::ingest::vectors::EventVectors::start(db.clone(), embedder.clone()),
             lookups: Lookups::new(&db.read_pool.connect_options(), &settings.search, settings.database.max_connections),
             keys,
             db,

@@ -85,7 +85,7 @@ pub async fn run(settings: &Settings, quick: bool) -> anyhow::Result<Vec<Figure>
     let executor = executor(&db.pool, settings)?;
     run_job(&executor, "embed_events", &Scope::tenant(TenantId::parse(TENANT)?)).await?;
     loop {
-        let waiting = engram_core::event_vectors::backlog_size(&db.pool).await?;
+        let waiting = engram_core::ingest::vectors::backlog_size(&db.pool).await?;
         if waiting == 0 {
             break;
         }

@@ -9,7 +9,7 @@
 //! A turn is read with its neighbours in its session, because an answer often makes
 //! sense only beside the question it answers ("What did you paint?" — "A sunrise by the
 //! lake."): its vector is made from the turn before it and itself
-//! ([`crate::event_vectors`]), and a query term found not in the turn but in the turn
+//! ([`crate::ingest::vectors`]), and a query term found not in the turn but in the turn
 //! before or after it counts half its weight. Scanned users' keyword candidates are the
 //! turns with the best weighted share of the query's terms, and the turns on either side
 //! of them.
