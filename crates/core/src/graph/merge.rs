@@ -76,6 +76,7 @@ pub async fn restore(
     user: &UserId,
     id: Uuid,
     change: &Change,
+    scan_limit: i64,
 ) -> Result<(), RestoreError> {
     let merged: Option<(EntityStatus, Option<Uuid>, String)> = sqlx::query_as(
         "SELECT status, merged_into, norm_name FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
@@ -147,6 +148,7 @@ pub async fn restore(
     let before = json!({"status": "merged", "merged_into": into});
     record(conn, tenant, user, Target::Entity(id), "restored", Some(before), Some(json!({"status": "active"})), change)
         .await?;
+    super::snapshot::refresh(conn, tenant, user, scan_limit).await?;
     Ok(())
 }
 
@@ -161,6 +163,7 @@ pub async fn merge_duplicates(
     since: Option<DateTime<Utc>>,
     threshold: f32,
     change: &Change,
+    scan_limit: i64,
 ) -> sqlx::Result<i64> {
     let new: Vec<(Uuid, String)> = sqlx::query_as(
         "SELECT id, name FROM entities
@@ -192,6 +195,9 @@ pub async fn merge_duplicates(
             merge(conn, tenant, user, id, into, change).await?;
             merged += 1;
         }
+    }
+    if merged > 0 {
+        super::snapshot::refresh(conn, tenant, user, scan_limit).await?;
     }
     Ok(merged)
 }

@@ -147,11 +147,9 @@ pub async fn run_unit(
     .flatten();
     let change = unit.change("the same entity under another name");
     let threshold = models.graph.settings.merge_similarity;
+    let limit = models.graph.settings.scan_limit;
     let entities =
-        crate::graph::merge::merge_duplicates(conn, unit.tenant, unit.user, since, threshold, &change).await?;
-    if entities > 0 {
-        crate::graph::snapshot::refresh(conn, unit.tenant, unit.user, models.graph.settings.scan_limit).await?;
-    }
+        crate::graph::merge::merge_duplicates(conn, unit.tenant, unit.user, since, threshold, &change, limit).await?;
     counts.add("entities_merged", entities);
     Ok(counts)
 }

@@ -213,12 +213,12 @@ async fn restore_entity(
     let (user, id) = (user_of(&principal, user)?, entity_id(&id)?);
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     let change = engram_core::memories::Change::by(format!("key:{}", principal.key_id), None, "restored by an admin");
-    merge::restore(&mut tx, &principal.tenant, &user, id, &change).await.map_err(|err| match err {
+    let limit = state.graph.settings.scan_limit;
+    merge::restore(&mut tx, &principal.tenant, &user, id, &change, limit).await.map_err(|err| match err {
         RestoreError::NotFound => ApiError::NotFound(format!("no entity {id} for this user")),
         RestoreError::NotMerged | RestoreError::NameTaken => ApiError::Conflict(err.to_string()),
         RestoreError::Database(err) => err.into(),
     })?;
-    engram_core::graph::snapshot::refresh(&mut tx, &principal.tenant, &user, state.graph.settings.scan_limit).await?;
     let found = read::entity(&mut tx, &principal.tenant, &user, id).await?;
     tx.commit().await?;
     let (entity, relations, history) =

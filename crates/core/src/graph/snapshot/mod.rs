@@ -5,8 +5,9 @@
 //! the table; the row is a few contiguous pages.
 //!
 //! Every flow that changes a user's entities or relations ends with [`refresh`] in its
-//! transaction (extraction, `dedup`'s merges, an admin's restore); forgetting the user
-//! deletes the row with the rest of their graph ([`super::store::forget_user`]). A user
+//! transaction: merges and restores (`super::merge`) and forgetting (`super::forget`)
+//! themselves, extraction once after a unit's writes (`extract_facts`); forgetting the
+//! user deletes the row with the rest of their graph ([`super::store::forget_user`]). A user
 //! with more than `graph.scan_limit` relations or entities has none, and is walked in the
 //! database, as is a lookup `as_of` a past time.
 //!
