@@ -71,19 +71,6 @@ impl TableLookup for MemoryLookup<'_> {
     async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
         MemoryLookup::indexed(self, conn).await
     }
-
-    /// A user's own index holds their active memories only; a window is planned for.
-    fn cached_plan_serves(&self) -> bool {
-        self.query.as_of.is_none() && self.query.since.is_none() && self.query.until.is_none()
-    }
-
-    async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
-        MemoryLookup::matching(self, conn).await
-    }
-
-    async fn through_own_index(&self, conn: &mut PgConnection, matches: &[Uuid]) -> sqlx::Result<Scanned> {
-        MemoryLookup::through_own_index(self, conn, matches).await
-    }
 }
 
 /// One search of a user's memories (facts and insights).
@@ -192,32 +179,8 @@ impl<'a> MemoryLookup<'a> {
     /// their ids) and the keyword matches from the text indexes or the user's rows, in
     /// one statement planned for the lookup.
     pub(super) async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
-        let sql = self.statement(OWNER, &self.keyword_matches(&self.columns()));
+        let sql = self.statement(&self.keyword_matches(&self.columns()));
         let mut rows = self.fetch(self.query(&sql), conn).await?;
-        let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.weights));
-        Ok(self.ranked(rows.into_iter(), weights))
-    }
-
-    /// The ids of the user's memories holding the query's words: found through the text
-    /// indexes or by reading the user's rows, whichever a plan made for the lookup's
-    /// words finds cheaper.
-    pub(super) async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
-        if self.terms.tsquery.is_empty() && self.terms.like_patterns.is_empty() {
-            return Ok(Vec::new());
-        }
-        let sql = self.keyword_matches("id");
-        self.query(&sql).fetch_all(conn).await?.iter().map(|row| row.try_get(0)).collect()
-    }
-
-    /// Through the user's own HNSW index, the keyword matches `matches`
-    /// ([`Self::matching`]) read by id, on a connection that caches the statement's
-    /// generic plan: the statement names the user in so many words, so that plan uses
-    /// the index, whose predicate does.
-    pub(super) async fn through_own_index(&self, conn: &mut PgConnection, matches: &[Uuid]) -> sqlx::Result<Scanned> {
-        let owner = super::lookups::owner_literals(self.tenant, self.query.user.as_str());
-        let by_id = format!("SELECT {} FROM memories WHERE {} AND id = ANY($13)", self.columns(), self.filter(OWNER));
-        let sql = self.statement(&owner, &by_id);
-        let mut rows = self.fetch(self.query(&sql).bind(matches), conn).await?;
         let weights = rows.first_mut().filter(|_| self.weigh).map(|row| std::mem::take(&mut row.weights));
         Ok(self.ranked(rows.into_iter(), weights))
     }
@@ -233,11 +196,11 @@ impl<'a> MemoryLookup<'a> {
         )
     }
 
-    /// SQL: the memories of the user `owner` names nearest the query, with the rows of
-    /// `keyword` not among them, each with its access counts.
-    fn statement(&self, owner: &str, keyword: &str) -> String {
+    /// SQL: the user's memories nearest the query, with the rows of `keyword` not among
+    /// them, each with its access counts.
+    fn statement(&self, keyword: &str) -> String {
         let (with, weights) = self.weights();
-        let (filter, columns, dims) = (self.filter(owner), self.columns(), self.vector.dims());
+        let (filter, columns, dims) = (self.filter(OWNER), self.columns(), self.vector.dims());
         // The limit in so many words: a generic plan that does not know it assumes a
         // tenth of the user's rows and may sort them all rather than walk the index.
         let candidates = candidates(self.query.limit, self.settings);

@@ -16,17 +16,11 @@
 //! their ids). Those who have one are looked up on connections whose `ef_search` is the
 //! shorter `search.user_index_ef_search`: every node of that graph is theirs.
 //!
-//! Their keyword matches are found by a statement planned per lookup: whether the text
-//! indexes or the user's own rows find them cheaper depends on how common the words
-//! are. A word in many memories of every tenant makes the text index yield all of them,
-//! where reading the user's rows finds their few matches at once; only a plan made with
-//! the lookup's words can tell. The rest of their lookup — the walk of their own index,
-//! the matches' rows, neighbours, access counts — has one sensible plan, cached, since
-//! planning the whole lookup each time costs more than its keyword statement alone.
-//! Not within a time window, though:
-//! whether to walk the index or sort the window's rows depends on the window, so such a
-//! lookup is planned whole, as are lookups as of a past time (the index holds active
-//! memories only).
+//! Their whole lookup is planned with its parameters: whether the text indexes or the
+//! user's own rows find their keyword matches cheaper depends on how common the words
+//! are (a word in many memories of every tenant makes the text index yield all of
+//! them, where reading the user's rows finds their few matches at once), and within a
+//! time window whether to walk the index or sort the window's rows depends on the window.
 //!
 //! Unlike other tenant work, lookups do not run under the row-level-security role:
 //! the text-search operators are not leakproof, so under a policy PostgreSQL must
@@ -41,7 +35,6 @@ use std::time::{Duration, Instant};
 
 use sqlx::PgConnection;
 use sqlx::postgres::PgConnectOptions;
-use uuid::Uuid;
 
 use super::SearchResult;
 use super::terms::Terms;
@@ -65,9 +58,6 @@ pub struct Lookups {
     /// For users with an HNSW index of their own: planned for each lookup,
     /// `search.user_index_ef_search`.
     own_graphs: LendingPool,
-    /// The same with generic plans cached per connection, for statements naming their
-    /// user ([`owner_literals`]).
-    own_graphs_cached: LendingPool,
     /// Users found with more memories than a scan reads.
     large_users: Remembered,
     /// Users found with more raw turns than a scan reads.
@@ -88,18 +78,6 @@ pub(super) trait TableLookup {
 
     /// Through an HNSW index and the text indexes, planned for the lookup.
     async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned>;
-
-    /// Whether one generic plan serves the lookup through the user's own HNSW index: not
-    /// when it asks for rows the index does not hold, nor within a time window, where
-    /// whether to walk the index or sort the window's rows depends on the window.
-    fn cached_plan_serves(&self) -> bool;
-
-    /// The ids of the user's rows holding the query's words, planned for those words.
-    async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>>;
-
-    /// Through the user's own HNSW index, by a statement whose generic plan is cached,
-    /// with the rows `matches` found by [`Self::matching`].
-    async fn through_own_index(&self, conn: &mut PgConnection, matches: &[Uuid]) -> sqlx::Result<Scanned>;
 }
 
 /// What a lookup found, and the query terms' weights when it weighed them itself.
@@ -159,7 +137,6 @@ impl Lookups {
             scans: pool("force_generic_plan", settings.ef_search, max_connections),
             shared_graph: pool("force_custom_plan", settings.ef_search, (max_connections / 4).max(2)),
             own_graphs: pool("force_custom_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
-            own_graphs_cached: pool("force_generic_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
             large_users: Remembered::default(),
             large_event_users: Remembered::default(),
         }
@@ -189,30 +166,14 @@ impl Lookups {
         Ok(None)
     }
 
-    /// The index way. Through the user's own HNSW graph when they have one: when one
-    /// generic plan serves the lookup, their keyword matches by a statement planned for
-    /// the query's words (whether the text indexes or their own rows find them cheaper
-    /// depends on how common the words are), the rest by one that names the user in so
-    /// many words, whose generic plan uses their index and is cached; else by one
-    /// statement planned for the lookup. Through the shared graph for other users.
+    /// The index way, by one statement planned for the lookup: through the user's own
+    /// HNSW graph when they have one, else through the shared graph.
     pub(super) async fn indexed<L: TableLookup>(&self, lookup: &L) -> sqlx::Result<Scanned> {
         let (tenant, user) = lookup.user();
         let own_index = self.remembered(L::TABLE).get(tenant, user).is_some_and(|large| large.own_index);
-        let (pool, matches) = match (own_index, lookup.cached_plan_serves()) {
-            (true, true) => {
-                let mut conn = self.shared_graph.acquire().await?;
-                let matches = lookup.matching(&mut conn).await?;
-                conn.give_back();
-                (&self.own_graphs_cached, Some(matches))
-            }
-            (true, false) => (&self.own_graphs, None),
-            (false, _) => (&self.shared_graph, None),
-        };
+        let pool = if own_index { &self.own_graphs } else { &self.shared_graph };
         let mut conn = pool.acquire().await?;
-        let found = match matches {
-            Some(matches) => lookup.through_own_index(&mut conn, &matches).await?,
-            None => lookup.indexed(&mut conn).await?,
-        };
+        let found = lookup.indexed(&mut conn).await?;
         conn.give_back();
         Ok(found)
     }
@@ -256,15 +217,6 @@ impl Lookups {
         self.large_users.forget(tenant, user);
         self.large_event_users.forget(tenant, user);
     }
-}
-
-/// SQL naming the user's rows in so many words (`tenant_id = '…' AND user_id = '…'`), as
-/// the predicates of their own indexes do: a generic plan can use a partial index only
-/// when its conditions are constants that imply the predicate. (Ids hold no quote; one
-/// would be doubled.)
-pub(super) fn owner_literals(tenant: &TenantId, user: &str) -> String {
-    let literal = |value: &str| format!("'{}'", value.replace('\'', "''"));
-    format!("tenant_id = {} AND user_id = {}", literal(tenant.as_str()), literal(user))
 }
 
 /// Whether the user has a valid HNSW index of their own over `table` for vectors of `dims`.

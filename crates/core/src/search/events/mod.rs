@@ -17,7 +17,6 @@
 mod choice;
 
 use sqlx::PgConnection;
-use uuid::Uuid;
 
 use super::lookups::{Scanned, TableLookup};
 use super::terms::{RECENT_TURNS, Terms};
@@ -57,19 +56,6 @@ impl TableLookup for EventLookup<'_> {
 
     async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Scanned> {
         let results = EventLookup::indexed(self, conn).await?;
-        Ok(Scanned { results, weights: None })
-    }
-
-    fn cached_plan_serves(&self) -> bool {
-        self.phrase.is_none() && self.query.since.is_none() && self.query.until.is_none()
-    }
-
-    async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
-        EventLookup::matching(self, conn).await
-    }
-
-    async fn through_own_index(&self, conn: &mut PgConnection, matches: &[Uuid]) -> sqlx::Result<Scanned> {
-        let results = EventLookup::through_own_index(self, conn, matches).await?;
         Ok(Scanned { results, weights: None })
     }
 }
@@ -160,38 +146,8 @@ impl<'a> EventLookup<'a> {
     /// their ids) and the keyword matches from the text indexes or the user's rows, in
     /// one statement planned for the lookup.
     pub async fn indexed(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<SearchResult>> {
-        let sql = self.statement(OWNER, &self.keyword_matches(&self.columns("events", &self.query_vector(), "$11")));
+        let sql = self.statement(&self.keyword_matches(&self.columns("events", &self.query_vector(), "$11")));
         let rows: Vec<IndexedRow> = self.bound(&sql).fetch_all(conn).await?;
-        Ok(self.results(rows))
-    }
-
-    /// The ids of the user's turns holding the query's words, best ranked first: found
-    /// through the text indexes or by reading the user's rows, whichever a plan made for
-    /// the lookup's words finds cheaper.
-    pub async fn matching(&self, conn: &mut PgConnection) -> sqlx::Result<Vec<Uuid>> {
-        if self.terms.tsquery.is_empty() && self.terms.like_patterns.is_empty() {
-            return Ok(Vec::new());
-        }
-        let sql = self.keyword_matches("events.id");
-        let rows: Vec<(Uuid,)> = self.bound(&sql).fetch_all(conn).await?;
-        Ok(rows.into_iter().map(|(id,)| id).collect())
-    }
-
-    /// Through the user's own HNSW index, the keyword matches `matches` ([`Self::matching`])
-    /// read by id, on a connection that caches the statement's generic plan: the
-    /// statement names the user in so many words, so that plan uses the index, whose
-    /// predicate does.
-    pub async fn through_own_index(
-        &self,
-        conn: &mut PgConnection,
-        matches: &[Uuid],
-    ) -> sqlx::Result<Vec<SearchResult>> {
-        let owner = super::lookups::owner_literals(self.tenant, self.query.user.as_str());
-        let columns = self.columns("events", &self.query_vector(), "$11");
-        let by_id =
-            format!("SELECT * FROM (SELECT {columns} FROM events WHERE {OWNER} AND {INSIDE} AND id = ANY($12)) k");
-        let sql = self.statement(&owner, &by_id);
-        let rows: Vec<IndexedRow> = self.bound(&sql).bind(matches).fetch_all(conn).await?;
         Ok(self.results(rows))
     }
 
@@ -205,17 +161,17 @@ impl<'a> EventLookup<'a> {
         )
     }
 
-    /// SQL: the nearest turns of the user `owner` names (and, with a time phrase, the
-    /// nearest said in its window), with the rows of `keyword`, each with the content
-    /// and lexemes of the turns before and after it in its session.
-    fn statement(&self, owner: &str, keyword: &str) -> String {
+    /// SQL: the user's nearest turns (and, with a time phrase, the nearest said in its
+    /// window), with the rows of `keyword`, each with the content and lexemes of the
+    /// turns before and after it in its session.
+    fn statement(&self, keyword: &str) -> String {
         let (query, dims, candidates) = (self.query_vector(), self.vector.dims(), self.candidates);
         let columns = self.columns("events", &query, "$11");
         // The limit in so many words as well: a generic plan that does not know it
         // assumes a tenth of the user's rows and may sort them all rather than walk the index.
         let nearest = |window: &str| {
             format!(
-                "SELECT * FROM (SELECT {columns} FROM events WHERE {owner} AND {INSIDE} AND embedding_dims = {dims} {window}
+                "SELECT * FROM (SELECT {columns} FROM events WHERE {OWNER} AND {INSIDE} AND embedding_dims = {dims} {window}
                   ORDER BY embedding::halfvec({dims}) <=> {query} LIMIT {candidates})"
             )
         };
