@@ -17,6 +17,7 @@ mod embedded;
 mod episodic;
 mod forget;
 mod forget_requests;
+mod generalization;
 mod graph;
 mod hardening;
 mod health;

@@ -96,6 +96,16 @@ const LEXICON: &[(&str, &[&str])] = &[
     ("orchestration", &["kubernetes", "k8s", "docker swarm", "nomad", "ecs"]),
 ];
 
+/// Names of the lexicon that are another name of one before them: one technology, one value.
+const SAME: &[(&str, &str)] = &[
+    ("postgres", "postgresql"),
+    ("golang", "go"),
+    ("k8s", "kubernetes"),
+    ("gcp", "google cloud"),
+    ("阿里云", "alibaba cloud"),
+    ("腾讯云", "tencent cloud"),
+];
+
 /// Every name of the lexicon with its key, in the lexicon's order, and one automaton that
 /// finds all of them in a single pass over a text.
 static NAMES: LazyLock<(AhoCorasick, Vec<(&'static str, &'static str)>)> = LazyLock::new(|| {
@@ -129,11 +139,7 @@ pub fn technologies(text: &str) -> Vec<(&'static str, String)> {
         if let Some(at) = at
             && !found.iter().any(|(_, k, _)| *k == key)
         {
-            let canonical = match name {
-                "postgres" => "postgresql",
-                "golang" => "go",
-                name => name,
-            };
+            let canonical = SAME.iter().find(|(other, _)| *other == name).map_or(name, |(_, canonical)| *canonical);
             found.push((at, key, canonical.to_owned()));
         }
     }

@@ -79,7 +79,7 @@ pub(super) const PROJECT_WORDS: &[&str] = &[
     "工程",
     "小程序",
 ];
-const PRODUCT_WORDS: &[&str] = &[
+pub(super) const PRODUCT_WORDS: &[&str] = &[
     "module",
     "service",
     "component",

@@ -24,6 +24,7 @@
 
 pub mod extract;
 pub mod forget;
+mod frame;
 pub mod llm;
 pub mod mention;
 pub mod merge;

@@ -69,6 +69,20 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         en(LocatedIn, Organization, Place, r"(?:is|are) (?:located|based|headquartered) in"),
         en(LivesIn, Person, Place, r"(?:live|lives|am living|'m living) in|moved to|relocated to"),
         en(WorksAt, Person, Organization, r"(?:work|works|am working|'m working) (?:at|for)|joined"),
+        // "I am a data engineer at Spotify", "she is the CTO of Acme": a role at an employer.
+        rule(
+            WorksAt,
+            Person,
+            Organization,
+            &format!(r"^(?P<s>{NP})\s+(?:am|is|are|was|were)\s+(?:a|an|the)\s+(?:[\p{{Ll}}-]+\s+){{1,3}}?(?:at|with|of)\s+(?P<o>\p{{Lu}}.*)$"),
+        ),
+        // "I run the infra team at Plaid": a team of an employer.
+        rule(
+            WorksAt,
+            Person,
+            Organization,
+            &format!(r"(?i)^(?P<s>{NP})\s+\w+\s+(?:the|a|our|my)\s+(?:[\p{{L}}-]+\s+){{0,2}}?(?:team|group|department|lab|office)\s+(?:at|of)\s+(?P<o>.+)$"),
+        ),
         en(
             Prefers,
             Person,
@@ -90,7 +104,7 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(PartOf, Product, Project, &format!(r"^(?P<s>{ZH_NP})\s*属于\s*(?P<o>[^，,。]+)")),
         rule(LivesIn, Person, Place, r"^我(?:现在)?(?:住在|居住在|生活在|搬到了?|搬去了?)\s*(?P<o>[^，,。]+)"),
-        rule(WorksAt, Person, Organization, r"^我(?:现在)?在\s*(?P<o>[\p{Han}A-Za-z]{2,12}?)(?:工作|上班|任职)"),
+        rule(WorksAt, Person, Organization, r"^我?(?:现在|目前)?在\s*(?P<o>[\p{Han}A-Za-z]{2,12}?)(?:工作|上班|任职|实习|做|当)"),
         rule(WorksAt, Person, Organization, r"^我(?:现在)?(?:就职于|任职于|加入了)\s*(?P<o>[^，,。]+)"),
         rule(Prefers, Person, Concept, r"^我(?:很|比较|更|最|非常)?(?:喜欢|偏好|偏爱|爱)\s*(?P<o>[^，,。]+)"),
     ]
@@ -131,22 +145,30 @@ pub(super) static HAS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .collect()
 });
 
-/// The user's own name: "my name is X", "call me X", "I'm X Y", "我叫X", "我是X，…".
-pub(super) static NAMED: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
-        r"\b(?i:my name is|call me|i am called|i'm called)\s+(?P<x>\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)",
-        r"^(?:(?i)hi,? |hello,? )?(?i:i'm|i am)\s+(?P<x>\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)(?:[,.!]|$)",
-        r"^(?:我叫|我的名字是|我的名字叫)\s*(?P<x>[\p{Han}]{2,4}|[A-Za-z][\p{L}]+(?: [A-Z][\p{L}]+)?)",
-        r"^我是\s*(?P<x>[\p{Han}]{2,3})(?:[，,。！!]|$)",
+/// A greeting an introduction may open with: "Hi,", "Hey there —", "Hello everyone,".
+const GREETING: &str = r"(?:(?i:hi|hello|hey|greetings|yo)(?:\s+(?i:there|all|everyone|folks|guys|team))?\s*[,!.—–-]?\s+)";
+/// A person's name as written: one or two capitalised words.
+const NAME: &str = r"\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?";
+
+/// The user's own name, by the shapes an introduction takes rather than its exact words:
+/// the name after "name's", "call(s) me", "go by"; "X here", "X speaking", "this is X"
+/// opening a clause; "I'm X" (see [`named`](super::extract)); "我叫X", "我是X".
+/// `greeted` says whether a greeting opened it.
+pub(super) static NAMED: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
+    let plain = |p: String| (Regex::new(&p).expect("a valid pattern"), false);
+    vec![
+        plain(format!(r"\b(?i:my name is|my name's|name's|the name is|call me|calls me|i am called|i'm called|i go by|go by)\s+(?P<x>{NAME})")),
+        plain(format!(r"^{GREETING}?(?P<x>{NAME})\s+(?i:here|speaking)(?:[,.!;]|$)")),
+        plain(format!(r"^(?P<g>{GREETING})?(?i:this is|it's|it is)\s+(?P<x>{NAME})(?:\s+(?i:here|speaking))?(?:,\s+(?i:i|i'm|and i)\b|[!.]?$)")),
+        (Regex::new(&format!(r"^(?P<g>{GREETING})?(?i:i'm|i am)\s+(?P<x>{NAME})(?P<after>,\s+(?i:a|an)\s|[,.!]|$)")).expect("a valid pattern"), true),
+        plain(r"^(?:我叫|我的名字是|我的名字叫|我名叫|本人叫)\s*(?P<x>[\p{Han}]{2,4}|[A-Za-z][\p{L}]+(?: [A-Z][\p{L}]+)?)".to_owned()),
+        plain(r"^我是\s*(?P<x>[\p{Han}]{2,3})(?:[，,。！!]|$)".to_owned()),
     ]
-    .iter()
-    .map(|p| Regex::new(p).expect("a valid pattern"))
-    .collect()
 });
 
 /// The words that end an English object: what follows is no longer its name.
 pub(super) static OBJECT_END: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\s+(?:for|because|since|which|that|but|when|while|so|as|at|in|on|from|with|to|now|too|also|every|these days|nowadays|instead|last|this|next|today|yesterday|already|again|anymore)\b.*$|[.!?;:()].*$").expect("a valid pattern")
+    Regex::new(r"(?i)\s+(?:for|because|since|which|that|but|when|while|so|as|at|in|on|from|with|to|now|too|also|every|these days|nowadays|instead|last|this|next|today|yesterday|already|again|anymore)\b.*$|[!?;:()].*$|\.(?:\s.*)?$").expect("a valid pattern")
 });
 
 /// Where an object list splits: "FastAPI and PostgreSQL", "FastAPI和PostgreSQL".

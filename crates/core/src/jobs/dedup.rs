@@ -100,7 +100,14 @@ pub async fn run_unit(
         if gone.contains(&memory.id) {
             continue;
         }
-        for (neighbour, similarity) in neighbours(conn, unit, memory.id, params, models.embedder.dims()).await? {
+        let dims = models.embedder.dims();
+        let mut nearby = neighbours(conn, unit, memory.id, params, dims).await?;
+        for (namesake, similarity) in namesakes(conn, unit, &memory, dims).await? {
+            if !nearby.iter().any(|(n, _)| n.id == namesake.id) {
+                nearby.push((namesake, similarity));
+            }
+        }
+        for (neighbour, similarity) in nearby {
             if gone.contains(&neighbour.id) || gone.contains(&memory.id) {
                 continue;
             }
@@ -236,6 +243,45 @@ async fn neighbours(
         .bind(embedding)
         .bind(params.neighbours)
         .bind(params.min_similarity)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, category, key, content, created_at, similarity)| {
+            (Row { id, category, key, content, created_at }, similarity)
+        })
+        .collect())
+}
+
+/// The memories that may say the same as `memory` in other words, whatever their vectors:
+/// for a statement naming technologies, the keyed facts of those technologies' keys; for
+/// a keyed fact, the statements whose words hold its value. [`verdict`] decides, by the
+/// names both hold.
+async fn namesakes(conn: &mut PgConnection, unit: &Unit<'_>, memory: &Row, dims: usize) -> sqlx::Result<Vec<(Row, f64)>> {
+    let named = technologies(&memory.content);
+    let (keys, value): (Vec<&str>, Option<String>) = match &memory.key {
+        None => (named.iter().map(|(key, _)| *key).collect(), None),
+        Some(key) => (Vec::new(), named.into_iter().find(|(k, _)| k == key).map(|(_, name)| name)),
+    };
+    if keys.is_empty() && value.is_none() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT m.id, m.category, m.key, m.content, m.created_at,
+                1 - (m.embedding::vector({dims}) <=> me.embedding::vector({dims})) AS similarity
+           FROM memories m, memories me
+          WHERE me.tenant_id = $1 AND me.id = $3
+            AND m.tenant_id = $1 AND m.user_id = $2 AND m.status = 'active' AND m.id <> $3
+            AND m.embedding_dims = {dims} AND me.embedding_dims = {dims}
+            AND (m.key = ANY($4) OR (m.key IS NULL AND strpos(lower(m.content), $5) > 0))
+          ORDER BY similarity DESC LIMIT 20"
+    );
+    let rows: Vec<NeighbourRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(unit.tenant.as_str())
+        .bind(unit.user.as_str())
+        .bind(memory.id)
+        .bind(&keys)
+        .bind(value)
         .fetch_all(conn)
         .await?;
     Ok(rows

@@ -47,15 +47,6 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
         rule(
             "identity",
-            Some("name"),
-            0.9,
-            r"(?i)\b(?:my name is|call me|i am called|i'm called)\s+(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)",
-        ),
-        rule("identity", Some("name"), 0.9, r"(?:我叫|我的名字是|我的名字叫)\s*([\p{Han}A-Za-z]{1,12})"),
-        // "I'm Daniel Okafor, …": two capitalised words right after "I'm" are a name.
-        rule("identity", Some("name"), 0.9, r"^(?:hi,? |hello,? )?(?i:i'm|i am)\s+(\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+)\b"),
-        rule(
-            "identity",
             Some("employer"),
             0.8,
             r"\b(?i:i (?:work|am working) (?:at|for))\s+(\p{Lu}[\p{L}&.-]+(?:\s+\p{Lu}[\p{L}&.-]+){0,3})",
@@ -192,11 +183,6 @@ static HEDGED: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Things a project, a service or an app uses, said of it by name: "Project A uses
 /// PostgreSQL", "the API runs on Fly.io". The subject scopes the key.
-static THEY_USE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b((?:project|service|app|team) [\p{L}\d-]+|the (?:api|app|backend|frontend|website|site|service|mobile app|dashboard))\s+(?:uses|is using|runs on|is built (?:with|on)|is deployed (?:on|to)|is hosted on|is written in|stores (?:data|everything) in)\s+")
-        .expect("a valid pattern")
-});
-
 static NO_LONGER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:no longer use|stopped using|don't use .+ anymore|dropped|got rid of)\s+(.+)|(?:不再用|不用了|停用了?)\s*(.+)").expect("a valid pattern")
 });
@@ -280,22 +266,17 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
         let place = first_group(&caps).map(|p| p.to_lowercase());
         return vec![fact("personal", Some("location".into()), place, 0.7, None, true)];
     }
-    if let Some(caps) = THEY_USE.captures(sentence) {
-        let subject = caps[1].to_lowercase();
-        let rest = &sentence[caps.get(0).map_or(0, |m| m.end())..];
-        for (key, name) in technologies(rest) {
-            found.push(fact(
-                "project",
-                Some(format!("{key} of {subject}")),
-                Some(name),
-                0.7,
-                None,
-                NOW.is_match(sentence),
-            ));
+    // What a named project or component uses, however the sentence says it (the graph's
+    // reading): "Project A uses PostgreSQL", "The analytics service stores everything in
+    // ClickHouse" give `database of project a`, `database of analytics service`.
+    let used_by = crate::graph::extract::uses(sentence);
+    for (subject, technology) in &used_by {
+        for (key, name) in technologies(technology) {
+            found.push(fact("project", Some(format!("{key} of {subject}")), Some(name), 0.7, None, NOW.is_match(sentence)));
         }
-        if !found.is_empty() {
-            return found;
-        }
+    }
+    if !found.is_empty() {
+        return found;
     }
     if let Some(caps) = NO_LONGER.captures(sentence) {
         let dropped = first_group(&caps).unwrap_or_default();
@@ -304,6 +285,10 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     }
 
     let changed = CHANGE_MARKER.is_match(sentence);
+    // The user's name, read as the graph reads an introduction ("Name's Marcus", "我是林晓").
+    if let Some(name) = crate::graph::extract::user_name(sentence) {
+        found.push(fact("identity", Some("name".into()), Some(name.to_lowercase()), 0.9, None, changed));
+    }
     for rule in RULES.iter() {
         if let Some(caps) = rule.pattern.captures(sentence) {
             let value = first_group(&caps).map(|v| v.to_lowercase());
@@ -328,7 +313,8 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
             found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, now));
         }
     }
-    if found.is_empty() && statements && is_informative(sentence) {
+    // A component of the user's work and what it uses is about their work, whoever is named.
+    if found.is_empty() && statements && (is_informative(sentence) || !used_by.is_empty()) {
         found.push(fact("statement", None, None, 0.4, None, false));
     }
     found

@@ -21,22 +21,23 @@ pub use engram_base::domain::Kind;
 use engram_base::domain::{TenantId, UserId, ValidationError};
 use engram_base::models::Embedding;
 
-/// How a key reads in a fact's canonical statement: the words a question about it uses.
+/// How a key reads in a fact's canonical statement: the words a question about it uses,
+/// in English and in Chinese, so that a question in either finds a fact said in either.
 /// Keys not listed read as themselves (`team_size` as "team size").
 const KEY_LABELS: &[(&str, &str)] = &[
-    ("name", "name, what I am called"),
-    ("role", "job, role, what I work as"),
-    ("location", "where I live, home city"),
-    ("employer", "employer, where I work"),
-    ("team_size", "team size, how many people on the team"),
-    ("project", "what I am building, the project"),
-    ("database", "database"),
-    ("framework", "web framework"),
-    ("language", "programming language"),
-    ("cloud", "cloud, where we deploy and host"),
-    ("ci", "CI/CD, the pipeline that builds, tests and deploys"),
-    ("bundler", "frontend bundler, the tool that bundles the frontend"),
-    ("orchestration", "container orchestration"),
+    ("name", "name, what I am called / 名字, 姓名, 叫什么"),
+    ("role", "job, role, what I work as / 职业, 职位, 做什么工作"),
+    ("location", "where I live, home city / 住在哪里, 所在城市"),
+    ("employer", "employer, where I work / 在哪里工作, 公司, 单位"),
+    ("team_size", "team size, how many people on the team / 团队规模, 团队有多少人"),
+    ("project", "what I am building, the project / 在做的项目"),
+    ("database", "database / 数据库"),
+    ("framework", "web framework / 框架"),
+    ("language", "programming language / 编程语言"),
+    ("cloud", "cloud, where we deploy and host / 云, 部署在哪里"),
+    ("ci", "CI/CD, the pipeline that builds, tests and deploys / 持续集成, 流水线"),
+    ("bundler", "frontend bundler, the tool that bundles the frontend / 前端打包工具"),
+    ("orchestration", "container orchestration / 容器编排"),
 ];
 
 /// What a memory's vector is made from: the user's words and, for a keyed fact, its
