@@ -94,12 +94,13 @@ async fn the_llm_path_stores_checked_facts_beside_the_rules_and_resolves_updates
     let server = MockServer::start().await;
     let dir = job_dir(JOBS);
     let executor = executor_with(&app.db, &dir, Some(llm(&server)));
-    say(&app, &key, "ana", "s1", day(1, 9), &["Hi, I'm Ana and we use MySQL for billing.", "thanks!"]).await;
+    say(&app, &key, "ana", "s1", day(1, 9), &["My friends know me as Ana and we use MySQL for billing.", "thanks!"])
+        .await;
     say(&app, &key, "dee", "s1", day(1, 9), &["ok", "好的"]).await;
     answer(
         &server,
         json!([
-            fact("identity", Some("name"), "The user's name is Ana.", "I'm Ana", "new", None),
+            fact("identity", Some("name"), "The user's name is Ana.", "know me as Ana", "new", None),
             fact("technical", Some("database"), "The team uses MariaDB.", "we use MySQL for billing", "new", None),
             fact("personal", Some("location"), "The user lives in Paris.", "I live in Paris", "new", None),
         ]),
@@ -130,7 +131,10 @@ async fn the_llm_path_stores_checked_facts_beside_the_rules_and_resolves_updates
         "small talk costs no LLM call"
     );
     let prompt = requests[0].body_json::<Value>().unwrap()["messages"][1]["content"].as_str().unwrap().to_owned();
-    assert!(prompt.contains("[1] Hi, I'm Ana and we use MySQL for billing.") && !prompt.contains("thanks"), "{prompt}");
+    assert!(
+        prompt.contains("[1] My friends know me as Ana and we use MySQL for billing.") && !prompt.contains("thanks"),
+        "{prompt}"
+    );
     let facts: Vec<(Option<String>, String)> =
         sqlx::query_as("SELECT key, content FROM memories WHERE user_id = 'ana' AND status = 'active' ORDER BY key")
             .fetch_all(&app.db.pool)
@@ -197,7 +201,7 @@ async fn facts_of(app: &crate::helpers::TestApp, user: &str) -> Vec<String> {
 }
 
 const SAID: &[&str] = &[
-    "Hi, I'm Ana and we use MySQL for billing.",
+    "My friends know me as Ana and we use MySQL for billing.",
     "I moved to Lisbon in March.",
     "The quarterly report goes out every first Monday.",
 ];

@@ -53,7 +53,9 @@ pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<eng
             ),
             llm,
             prompts: Arc::new(engram_base::models::Prompts::load_dir(std::path::Path::new("jobs/prompts")).unwrap()),
-            graph: Default::default(),
+            graph: Arc::new(
+                engram_core::graph::Graph::default().with_segmenter(std::path::Path::new(".engram/models")),
+            ),
         },
         settings: Default::default(),
         worker_id: "test".into(),

@@ -102,3 +102,23 @@ fn a_missing_model_names_the_command_that_installs_it() {
 
     assert!(err.to_string().contains("scripts/bootstrap"), "{err}");
 }
+
+#[test]
+fn the_segmenter_finds_chinese_words_and_names() {
+    let segmenter = engram_base::models::Segmenter::shared(std::path::Path::new(".engram/models"))
+        .expect("the segmenter is installed by scripts/bootstrap");
+    let said = |text: &str| -> Vec<(String, String)> {
+        segmenter.words(text).unwrap().into_iter().map(|w| (w.text, w.tag)).collect()
+    };
+    let words = said("我同事刘洋下个月调去深圳");
+    assert!(words.contains(&("刘洋".into(), "PER".into())), "{words:?}");
+    assert!(words.contains(&("深圳".into(), "LOC".into())), "{words:?}");
+    let words = said("张三在上海交通大学工作");
+    assert!(words.contains(&("上海交通大学".into(), "ORG".into())), "{words:?}");
+    // Where each word starts, in bytes, so that a caller can cut the text there.
+    let text = "李明住在杭州";
+    for word in segmenter.words(text).unwrap() {
+        assert_eq!(&text[word.start..word.start + word.text.len()], word.text);
+    }
+    assert!(segmenter.words("").unwrap().is_empty());
+}

@@ -63,7 +63,7 @@ impl Application {
                     embedder: embedder.clone(),
                     llm: llm.clone(),
                     prompts,
-                    graph: Arc::new(engram_core::graph::Graph::new(&settings.graph)),
+                    graph: Arc::new(engram_core::graph::Graph::for_jobs(&settings)),
                 };
                 Some(
                     Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), models, settings.jobs.clone())

@@ -139,7 +139,9 @@ impl Embedder {
     }
 }
 
-fn models_dir(settings: &EmbeddingSettings, home: &Path) -> PathBuf {
+/// Where the local models' files are: `embeddings.models_dir`, else `<home>/models`, else
+/// `./.engram/models`.
+pub fn models_dir(settings: &EmbeddingSettings, home: &Path) -> PathBuf {
     if let Some(dir) = &settings.models_dir {
         return dir.clone();
     }

@@ -83,16 +83,7 @@ impl LocalModel {
     }
 
     fn load(choice: LocalModelChoice, files: &ModelFiles, sessions: usize, threads: usize) -> Result<Self, ModelError> {
-        let environment = ENVIRONMENT
-            .get_or_init(|| {
-                ort::init_from(&files.runtime)
-                    .map_err(|e| e.to_string())?
-                    .with_name("engram")
-                    .build()
-                    .map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map_err(|e| ModelError::NotInstalled(format!("cannot load ONNX Runtime: {e}; {INSTALL_HINT}")))?;
+        let environment = environment_from(&files.runtime)?;
         let mut tokenizer = Tokenizer::from_file(&files.tokenizer)
             .map_err(|e| ModelError::NotInstalled(format!("cannot read {}: {e}", files.tokenizer.display())))?;
         // The multilingual model's two markers are added after truncation.
@@ -213,6 +204,33 @@ fn mean_pool(hidden: ndarray::ArrayView3<'_, f32>, mask: &Array2<i64>) -> Vec<Ve
         .collect()
 }
 
+/// The process's ONNX Runtime environment, from the library below `models_dir`.
+pub(super) fn environment(models_dir: &Path) -> Result<&'static ort::environment::Environment, ModelError> {
+    let capi = models_dir.join("onnxruntime/capi");
+    let runtime = runtime_library(&capi).ok_or_else(|| {
+        ModelError::NotInstalled(format!("the ONNX Runtime library is missing ({}); {INSTALL_HINT}", capi.display()))
+    })?;
+    environment_from(&runtime)
+}
+
+fn environment_from(runtime: &Path) -> Result<&'static ort::environment::Environment, ModelError> {
+    ENVIRONMENT
+        .get_or_init(|| {
+            ort::init_from(runtime).map_err(|e| e.to_string())?.with_name("engram").build().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| ModelError::NotInstalled(format!("cannot load ONNX Runtime: {e}; {INSTALL_HINT}")))
+}
+
+fn runtime_library(capi: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(capi).ok().and_then(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libonnxruntime.so.")))
+    })
+}
+
 fn open_session(environment: &ort::environment::Environment, model: &Path, threads: usize) -> ort::Result<Session> {
     Session::builder(environment)?.with_intra_threads(threads)?.commit_from_file(model)
 }
@@ -240,14 +258,7 @@ impl ModelFiles {
         if !model.is_file() {
             return Err(missing("ONNX file", &model));
         }
-        let runtime = std::fs::read_dir(&capi)
-            .ok()
-            .and_then(|entries| {
-                entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
-                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libonnxruntime.so."))
-                })
-            })
-            .ok_or_else(|| missing("ONNX Runtime library", &capi))?;
+        let runtime = runtime_library(&capi).ok_or_else(|| missing("ONNX Runtime library", &capi))?;
         Ok(Self { tokenizer, model, runtime })
     }
 }

@@ -17,12 +17,14 @@ mod openai;
 mod prompt;
 mod rerank;
 pub mod retry;
+pub mod segmenter;
 
-pub use embedder::Embedder;
+pub use embedder::{Embedder, models_dir};
 pub use embedding::Embedding;
 pub use llm::{Llm, TokenBudget, extract_json};
 pub use prompt::{Prompt, Prompts};
 pub use rerank::Reranker;
+pub use segmenter::Segmenter;
 
 /// Why a model call failed. The `Display` text is safe to log: it never holds
 /// prompts, completions, input texts or keys.

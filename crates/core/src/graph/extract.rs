@@ -15,7 +15,7 @@ use regex::Regex;
 
 use super::mention::{Discourse, Mention, PRODUCT_WORDS, PROJECT_WORDS, is_chinese, looks_like, mention};
 use super::names::Aliases;
-use super::patterns::{COLLEAGUES, FAMILY, HAS, LIST, MANAGER, NAMED, OBJECT_END, RULES};
+use super::patterns::{COLLEAGUES, FAMILY, HAS, LIST, MANAGER, OBJECT_END, RULES};
 use super::{EntityType, Predicate};
 
 /// One relation a sentence states.
@@ -39,7 +39,7 @@ pub struct Extracted {
 pub fn extract(sentence: &str, aliases: &Aliases, discourse: &mut Discourse) -> Extracted {
     let mut out = Extracted::default();
     let sentence = sentence.trim().trim_end_matches(['.', '!', '?', '。', '！', '？', '~']);
-    out.user_name = user_name(sentence);
+    out.user_name = super::introductions::user_name(sentence);
     let mut previous_subject: Option<Mention> = None;
     for clause in clauses(sentence) {
         let clause = without_lead_in(clause);
@@ -61,12 +61,6 @@ pub fn extract(sentence: &str, aliases: &Aliases, discourse: &mut Discourse) -> 
     }
     out.triples.dedup();
     out
-}
-
-/// The user's own name, if the sentence or one of its clauses introduces them.
-pub fn user_name(sentence: &str) -> Option<String> {
-    let sentence = sentence.trim().trim_end_matches(['.', '!', '?', '。', '！', '？', '~']);
-    std::iter::once(sentence).chain(clauses(sentence).into_iter().map(without_lead_in)).find_map(named)
 }
 
 /// What the projects and components a sentence names use, by its relations:
@@ -95,7 +89,8 @@ fn ours(sentence: &str, name: &str) -> bool {
 fn names_a_component(name: &str) -> bool {
     let words: Vec<&str> = name.split_whitespace().collect();
     // The kinds of technology are no components: "the backend database", "后台数据库".
-    const KEY_NOUNS: &[&str] = &["database", "db", "framework", "language", "stack", "数据库", "框架", "语言", "技术栈"];
+    const KEY_NOUNS: &[&str] =
+        &["database", "db", "framework", "language", "stack", "数据库", "框架", "语言", "技术栈"];
     let component = |w: &str| {
         let ends = |words: &[&str]| words.iter().any(|c| !c.is_ascii() && w.ends_with(c));
         looks_like(w, PROJECT_WORDS) && (w.is_ascii() || ends(PROJECT_WORDS))
@@ -105,27 +100,15 @@ fn names_a_component(name: &str) -> bool {
         [] => false,
         [.., last] if KEY_NOUNS.iter().any(|key| last.to_lowercase().ends_with(key)) => false,
         [.., last] if component(last) => true,
-        [first, second] => component(first) && second.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit()),
+        [first, second] => {
+            component(first) && second.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+        }
         _ => false,
     }
 }
 
-/// The user's own name if `text` introduces them (see [`NAMED`]). "I'm X" alone is a name
-/// only when X cannot be a nationality or a faith ("I'm Canadian", "I'm Jewish") or a
-/// greeting came first: such words end in -ian, -ese, -ish, -ic, -i.
-fn named(text: &str) -> Option<String> {
-    NAMED.iter().find_map(|(pattern, ambiguous)| {
-        let c = pattern.captures(text)?;
-        let name = c["x"].trim();
-        let greeted = c.name("g").is_some();
-        let one_word = !name.contains(' ');
-        let nationality = ["ian", "ese", "ish", "ic", "i"].iter().any(|end| name.to_lowercase().ends_with(end));
-        (!ambiguous || greeted || !one_word || !nationality).then(|| name.to_owned())
-    })
-}
-
 /// A sentence's clauses: Chinese commas and semicolons, English semicolons and ", and".
-fn clauses(sentence: &str) -> Vec<&str> {
+pub(super) fn clauses(sentence: &str) -> Vec<&str> {
     static SPLIT: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"\s*(?:[，；;]|,\s+(?:and|but|while)\s+|(?:\s+and|,)\s+(?i:i|we)\s)\s*").expect("a valid pattern")
     });
@@ -205,7 +188,7 @@ fn appositives(
 }
 
 /// A clause without the words that lead into it ("Now", "Also,", "现在", "另外").
-fn without_lead_in(clause: &str) -> &str {
+pub(super) fn without_lead_in(clause: &str) -> &str {
     static LEAD_IN: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^(?:(?i:so|and|also|now|currently|actually|btw|by the way|these days|oh|well|anyway|recently|lately|yesterday|today|tonight|(?:last|this|next|past)\s+(?:week|month|year|weekend|night|spring|summer|fall|autumn|winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in\s+\d{4}|(?:a|one|two|three|four|five|a few|a couple of)\s+(?:days?|weeks?|months?|years?)\s+ago)\b,?\s*|(?:现在|目前|另外|还有|然后|而且|其实|所以|最近|对了|上个月|上周|去年|今年)[，,]?\s*)+")
             .expect("a valid pattern")

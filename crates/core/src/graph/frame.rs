@@ -31,12 +31,12 @@ use engram_base::technologies::{is_named, technologies};
 const DETERMINERS: &[&str] = &["the", "our", "my", "their", "your", "this", "that", "its", "his", "her"];
 /// Words that end a component's name going leftwards: a determiner, a preposition, a verb's helper.
 const PHRASE_BREAKS: &[&str] = &[
-    "the", "our", "my", "their", "your", "this", "that", "its", "his", "her", "a", "an", "every", "each", "all",
-    "of", "from", "in", "on", "to", "into", "for", "with", "by", "at", "and", "or", "is", "are", "was", "were",
-    "we", "i", "you", "they", "it", "has", "have", "had", "be", "been", "line", "lines",
+    "the", "our", "my", "their", "your", "this", "that", "its", "his", "her", "a", "an", "every", "each", "all", "of",
+    "from", "in", "on", "to", "into", "for", "with", "by", "at", "and", "or", "is", "are", "was", "were", "we", "i",
+    "you", "they", "it", "has", "have", "had", "be", "been", "line", "lines",
 ];
 /// Prepositions after which a capitalised word names a person or an employer, not a product.
-const NOT_PRODUCT_BEFORE: &[&str] = &["by", "at", "for", "with"];
+const NOT_PRODUCT_BEFORE: &[&str] = &["by", "at", "for"];
 
 /// One word of a clause and where it is.
 struct Word<'a> {
@@ -84,7 +84,11 @@ fn english(clause: &str, aliases: &Aliases, discourse: &Discourse) -> Vec<Triple
             continue;
         }
         let mut from = i;
-        while from > 0 && i - from < 3 && !PHRASE_BREAKS.contains(&lower[from - 1].as_str()) {
+        while from > 0
+            && i - from < 3
+            && !PHRASE_BREAKS.contains(&lower[from - 1].as_str())
+            && !(lower[from - 1].len() > 3 && lower[from - 1].ends_with("ed"))
+        {
             from -= 1;
         }
         if from < i {
@@ -109,7 +113,9 @@ fn english(clause: &str, aliases: &Aliases, discourse: &Discourse) -> Vec<Triple
             .iter()
             .rev()
             .find(|(_, end)| words[*end].end <= start)
-            .and_then(|&(from, to)| mention(&clause[words[from].start..words[to].end], EntityType::Product, aliases, discourse))
+            .and_then(|&(from, to)| {
+                mention(&clause[words[from].start..words[to].end], EntityType::Product, aliases, discourse)
+            })
             .or_else(|| {
                 opening_phrase.filter(|&(from, to)| to >= from && words[to].end <= start).map(|(from, to)| Mention {
                     name: clause[words[from].start..words[to].end].to_owned(),
@@ -181,9 +187,11 @@ fn chinese(clause: &str, aliases: &Aliases, discourse: &Discourse) -> Vec<Triple
         Regex::new(r"[A-Za-z][A-Za-z0-9.+#-]*(?:\s+[A-Z][A-Za-z0-9.+#-]*)*").expect("a valid pattern")
     });
     // The subject: the clause's opening words up to a component or project word.
-    let head = PROJECT_WORDS.iter().chain(PRODUCT_WORDS).filter(|w| !w.is_ascii()).filter_map(|w| {
-        clause.find(w).map(|at| at + w.len())
-    });
+    let head = PROJECT_WORDS
+        .iter()
+        .chain(PRODUCT_WORDS)
+        .filter(|w| !w.is_ascii())
+        .filter_map(|w| clause.find(w).map(|at| at + w.len()));
     let Some(end) = head.min() else {
         return Vec::new();
     };
@@ -208,9 +216,11 @@ fn chinese(clause: &str, aliases: &Aliases, discourse: &Discourse) -> Vec<Triple
         }
     }
     let mut seen = Vec::new();
-    objects.retain(|o| !seen.contains(&o.name) && {
-        seen.push(o.name.clone());
-        true
+    objects.retain(|o| {
+        !seen.contains(&o.name) && {
+            seen.push(o.name.clone());
+            true
+        }
     });
     objects
         .into_iter()

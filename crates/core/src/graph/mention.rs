@@ -187,6 +187,6 @@ pub(super) fn looks_like(text: &str, words: &[&str]) -> bool {
     })
 }
 
-pub(super) fn is_chinese(text: &str) -> bool {
+pub fn is_chinese(text: &str) -> bool {
     text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
 }

@@ -25,6 +25,7 @@
 pub mod extract;
 pub mod forget;
 mod frame;
+pub mod introductions;
 pub mod llm;
 pub mod mention;
 pub mod merge;
@@ -34,6 +35,7 @@ pub mod read;
 mod relate;
 mod resolve;
 pub mod retrieve;
+pub mod segmented;
 pub mod snapshot;
 pub mod store;
 
@@ -237,16 +239,34 @@ impl Predicate {
     }
 }
 
-/// The graph's settings with the alias table they make.
+/// The graph's settings with the alias table they make, and for the jobs that read
+/// relations, the Chinese segmenter that cuts names at word boundaries ([`segmented`]).
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
     pub settings: GraphSettings,
     pub aliases: Aliases,
+    pub segmenter: Option<std::sync::Arc<engram_base::models::Segmenter>>,
 }
 
 impl Graph {
     pub fn new(settings: &GraphSettings) -> Self {
-        Self { settings: settings.clone(), aliases: Aliases::new(&settings.aliases) }
+        Self { settings: settings.clone(), aliases: Aliases::new(&settings.aliases), segmenter: None }
+    }
+
+    /// The graph the jobs read relations with: the settings' and the segmenter beside the
+    /// embedding models.
+    pub fn for_jobs(settings: &engram_base::configuration::Settings) -> Self {
+        Self::new(&settings.graph)
+            .with_segmenter(&engram_base::models::models_dir(&settings.embeddings, &settings.home))
+    }
+
+    /// With the segmenter in `models_dir`; without one installed, Chinese is read by the rules alone.
+    pub fn with_segmenter(mut self, models_dir: &std::path::Path) -> Self {
+        match engram_base::models::Segmenter::shared(models_dir) {
+            Ok(segmenter) => self.segmenter = Some(segmenter),
+            Err(err) => tracing::warn!(error = %err, "no Chinese segmenter: Chinese names are cut by the rules alone"),
+        }
+        self
     }
 }
 

@@ -74,14 +74,18 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             WorksAt,
             Person,
             Organization,
-            &format!(r"^(?P<s>{NP})\s+(?:am|is|are|was|were)\s+(?:a|an|the)\s+(?:[\p{{Ll}}-]+\s+){{1,3}}?(?:at|with|of)\s+(?P<o>\p{{Lu}}.*)$"),
+            &format!(
+                r"^(?P<s>{NP})\s+(?:am|is|are|was|were)\s+(?:a|an|the)\s+(?:[\p{{Ll}}-]+\s+){{1,3}}?(?:at|with|of)\s+(?P<o>\p{{Lu}}.*)$"
+            ),
         ),
         // "I run the infra team at Plaid": a team of an employer.
         rule(
             WorksAt,
             Person,
             Organization,
-            &format!(r"(?i)^(?P<s>{NP})\s+\w+\s+(?:the|a|our|my)\s+(?:[\p{{L}}-]+\s+){{0,2}}?(?:team|group|department|lab|office)\s+(?:at|of)\s+(?P<o>.+)$"),
+            &format!(
+                r"(?i)^(?P<s>{NP})\s+\w+\s+(?:the|a|our|my)\s+(?:[\p{{L}}-]+\s+){{0,2}}?(?:team|group|department|lab|office)\s+(?:at|of)\s+(?P<o>.+)$"
+            ),
         ),
         en(
             Prefers,
@@ -103,8 +107,14 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             &format!(r"^(?P<s>{ZH_NP})\s*(?:是|属于)\s*(?P<o>[^，,。]+?)的(?:一部分|模块|组件|子系统)"),
         ),
         rule(PartOf, Product, Project, &format!(r"^(?P<s>{ZH_NP})\s*属于\s*(?P<o>[^，,。]+)")),
-        rule(LivesIn, Person, Place, r"^我(?:现在)?(?:住在|居住在|生活在|搬到了?|搬去了?)\s*(?P<o>[^，,。]+)"),
-        rule(WorksAt, Person, Organization, r"^我?(?:现在|目前)?在\s*(?P<o>[\p{Han}A-Za-z]{2,12}?)(?:工作|上班|任职|实习|做|当)"),
+        // Anyone lives where they moved, as in English: "我住在…", "赵磊搬到了…".
+        zh(LivesIn, Person, Place, r"(?:现在)?(?:住在|居住在|生活在|搬到了?|搬去了?|调到了?|调去了?)"),
+        rule(
+            WorksAt,
+            Person,
+            Organization,
+            r"^我?(?:现在|目前)?在\s*(?P<o>[\p{Han}A-Za-z]{2,12}?)(?:工作|上班|任职|实习|做|当)",
+        ),
         rule(WorksAt, Person, Organization, r"^我(?:现在)?(?:就职于|任职于|加入了)\s*(?P<o>[^，,。]+)"),
         rule(Prefers, Person, Concept, r"^我(?:很|比较|更|最|非常)?(?:喜欢|偏好|偏爱|爱)\s*(?P<o>[^，,。]+)"),
     ]
@@ -143,27 +153,6 @@ pub(super) static HAS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .iter()
     .map(|p| Regex::new(p).expect("a valid pattern"))
     .collect()
-});
-
-/// A greeting an introduction may open with: "Hi,", "Hey there —", "Hello everyone,".
-const GREETING: &str = r"(?:(?i:hi|hello|hey|greetings|yo)(?:\s+(?i:there|all|everyone|folks|guys|team))?\s*[,!.—–-]?\s+)";
-/// A person's name as written: one or two capitalised words.
-const NAME: &str = r"\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?";
-
-/// The user's own name, by the shapes an introduction takes rather than its exact words:
-/// the name after "name's", "call(s) me", "go by"; "X here", "X speaking", "this is X"
-/// opening a clause; "I'm X" (see [`named`](super::extract)); "我叫X", "我是X".
-/// `greeted` says whether a greeting opened it.
-pub(super) static NAMED: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
-    let plain = |p: String| (Regex::new(&p).expect("a valid pattern"), false);
-    vec![
-        plain(format!(r"\b(?i:my name is|my name's|name's|the name is|call me|calls me|i am called|i'm called|i go by|go by)\s+(?P<x>{NAME})")),
-        plain(format!(r"^{GREETING}?(?P<x>{NAME})\s+(?i:here|speaking)(?:[,.!;]|$)")),
-        plain(format!(r"^(?P<g>{GREETING})?(?i:this is|it's|it is)\s+(?P<x>{NAME})(?:\s+(?i:here|speaking))?(?:,\s+(?i:i|i'm|and i)\b|[!.]?$)")),
-        (Regex::new(&format!(r"^(?P<g>{GREETING})?(?i:i'm|i am)\s+(?P<x>{NAME})(?P<after>,\s+(?i:a|an)\s|[,.!]|$)")).expect("a valid pattern"), true),
-        plain(r"^(?:我叫|我的名字是|我的名字叫|我名叫|本人叫)\s*(?P<x>[\p{Han}]{2,4}|[A-Za-z][\p{L}]+(?: [A-Z][\p{L}]+)?)".to_owned()),
-        plain(r"^我是\s*(?P<x>[\p{Han}]{2,3})(?:[，,。！!]|$)".to_owned()),
-    ]
 });
 
 /// The words that end an English object: what follows is no longer its name.

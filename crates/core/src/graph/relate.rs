@@ -10,6 +10,11 @@ use super::{Exclusive, Predicate};
 use crate::memories::Change;
 use engram_base::technologies::technologies;
 
+/// The turns a relation keeps as its sources: the latest ones. The relations' edge index
+/// holds them, and a B-tree index row is at most about 2.7 kB, so a relation said in
+/// hundreds of turns cannot keep them all.
+const MAX_SOURCES: i32 = 64;
+
 impl Writer<'_> {
     /// States `subject predicate object`: said again, it gains the turn as a source; new,
     /// it ends the edges it replaces (see [`Predicate::exclusive`]) and `ended`'s.
@@ -42,12 +47,13 @@ impl Writer<'_> {
             sqlx::query(
                 "UPDATE relations SET updated_at = now(),
                         source_event_ids = CASE WHEN $3 = ANY(source_event_ids) THEN source_event_ids
-                                                ELSE source_event_ids || $3 END
+                                                ELSE (source_event_ids || $3)[greatest(1, cardinality(source_event_ids) + 2 - $4):] END
                   WHERE tenant_id = $1 AND id = $2",
             )
             .bind(self.tenant.as_str())
             .bind(id)
             .bind(said.event_id)
+            .bind(MAX_SOURCES)
             .execute(&mut *conn)
             .await?;
             written.relations_refreshed += 1;

@@ -257,7 +257,12 @@ async fn neighbours(
 /// for a statement naming technologies, the keyed facts of those technologies' keys; for
 /// a keyed fact, the statements whose words hold its value. [`verdict`] decides, by the
 /// names both hold.
-async fn namesakes(conn: &mut PgConnection, unit: &Unit<'_>, memory: &Row, dims: usize) -> sqlx::Result<Vec<(Row, f64)>> {
+async fn namesakes(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    memory: &Row,
+    dims: usize,
+) -> sqlx::Result<Vec<(Row, f64)>> {
     let named = technologies(&memory.content);
     let (keys, value): (Vec<&str>, Option<String>) = match &memory.key {
         None => (named.iter().map(|(key, _)| *key).collect(), None),

@@ -191,7 +191,7 @@ impl Models {
             embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
             prompts: load_prompts(&settings.jobs.dir, llm.is_some(), jobs)?,
             llm,
-            graph: Arc::new(crate::graph::Graph::new(&settings.graph)),
+            graph: Arc::new(crate::graph::Graph::for_jobs(settings)),
         })
     }
 }

@@ -272,7 +272,14 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     let used_by = crate::graph::extract::uses(sentence);
     for (subject, technology) in &used_by {
         for (key, name) in technologies(technology) {
-            found.push(fact("project", Some(format!("{key} of {subject}")), Some(name), 0.7, None, NOW.is_match(sentence)));
+            found.push(fact(
+                "project",
+                Some(format!("{key} of {subject}")),
+                Some(name),
+                0.7,
+                None,
+                NOW.is_match(sentence),
+            ));
         }
     }
     if !found.is_empty() {
@@ -286,7 +293,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
 
     let changed = CHANGE_MARKER.is_match(sentence);
     // The user's name, read as the graph reads an introduction ("Name's Marcus", "我是林晓").
-    if let Some(name) = crate::graph::extract::user_name(sentence) {
+    if let Some(name) = crate::graph::introductions::user_name(sentence) {
         found.push(fact("identity", Some("name".into()), Some(name.to_lowercase()), 0.9, None, changed));
     }
     for rule in RULES.iter() {

@@ -165,4 +165,3 @@ fn what_the_speaker_did_without_naming_themselves_is_a_statement() {
         assert!(extract(said, true).is_empty(), "{said}");
     }
 }
-

@@ -13,7 +13,7 @@ use super::super::{Counts, Models};
 use super::llm::triggers;
 use super::{Event, ExtractParams};
 use crate::graph::extract::{Extracted, extract as by_rules};
-use crate::graph::mention::Discourse;
+use crate::graph::mention::{Discourse, is_chinese};
 use crate::graph::store::{Said, Writer};
 use engram_base::text::sentences;
 
@@ -93,10 +93,12 @@ pub(super) async fn extract(
     let mut discourse = Discourse::default();
     let mut changed = false;
     for (i, (event, text)) in said.iter().enumerate() {
-        let mut readings: Vec<(String, Extracted, &Writer)> = sentences(text)
-            .into_iter()
-            .map(|s| (s.to_owned(), by_rules(s, &graph.aliases, &mut discourse), &writer))
-            .collect();
+        let mut readings: Vec<(String, Extracted, &Writer)> = Vec::new();
+        for sentence in sentences(text) {
+            let mut extracted = by_rules(sentence, &graph.aliases, &mut discourse);
+            segmented(graph, sentence, &mut extracted).await;
+            readings.push((sentence.to_owned(), extracted, &writer));
+        }
         if let Some(extracted) = by_llm.as_ref().and_then(|per_message| per_message.get(i)) {
             // What the rules read in this message stands: the LLM's relations with a
             // predicate they already found here would only compete with theirs.
@@ -147,5 +149,22 @@ fn stops_the_unit(err: &anyhow::Error) -> bool {
     match err.downcast_ref::<ModelError>() {
         Some(ModelError::BudgetExceeded(_) | ModelError::Config(_)) | None => true,
         Some(_) => false,
+    }
+}
+
+/// The Chinese names of `extracted` cut at the words the segmenter finds in `sentence`
+/// (on a blocking thread: the model takes a few milliseconds); unchanged without one.
+async fn segmented(graph: &crate::graph::Graph, sentence: &str, extracted: &mut Extracted) {
+    let names_chinese = extracted
+        .user_name
+        .iter()
+        .chain(extracted.triples.iter().flat_map(|t| [&t.subject.name, &t.object.name]))
+        .any(|name| is_chinese(name));
+    let Some(segmenter) = graph.segmenter.clone().filter(|_| names_chinese) else { return };
+    let text = sentence.to_owned();
+    match tokio::task::spawn_blocking(move || segmenter.words(&text)).await {
+        Ok(Ok(words)) => crate::graph::segmented::snap(extracted, sentence, &words),
+        Ok(Err(err)) => tracing::warn!(error = %err, "the Chinese segmenter failed: the rules' names stand"),
+        Err(err) => tracing::warn!(error = %err, "the Chinese segmenter panicked: the rules' names stand"),
     }
 }
