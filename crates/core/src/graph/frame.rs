@@ -8,11 +8,12 @@
 //!   log line from the checkout service ends up in Datadog"), else the noun phrase a
 //!   determiner opens the clause with ("The chat widget was built using Svelte"), else
 //!   the user when the clause opens with "I" or "we" (我, 我们).
-//! - A technology is a name the lexicon or the aliases know, or a word written as a
-//!   product is (a capital inside a word, a digit beside letters, all capitals: BigQuery,
-//!   S3, AWS); a plain capitalised word ("Vercel") counts after a component or project
-//!   only, and never after "by", "at" or "for", which name people and employers. In
-//!   Chinese, any name in Latin letters is one.
+//! - A technology is a name the lexicon or the aliases know (a short one, which is an
+//!   everyday word as often — "Go", "Next" — only after a component or project), or,
+//!   after a component or project, a word written as a name (capitalised, or as a
+//!   product is: BigQuery, S3) right after a preposition such as "in", "to", "with" —
+//!   not "by", "at" or "for", which name people and employers. In Chinese, any name in
+//!   Latin letters is one.
 //!
 //! It never invents a name: every entity is words of the clause, and a clause with no
 //! such pair states nothing.
@@ -35,8 +36,10 @@ const PHRASE_BREAKS: &[&str] = &[
     "from", "in", "on", "to", "into", "for", "with", "by", "at", "and", "or", "is", "are", "was", "were", "we", "i",
     "you", "they", "it", "has", "have", "had", "be", "been", "line", "lines",
 ];
-/// Prepositions after which a capitalised word names a person or an employer, not a product.
-const NOT_PRODUCT_BEFORE: &[&str] = &["by", "at", "for"];
+/// Prepositions a product's name follows: "ends up in Datadog", "talks to Firebase",
+/// "generated with Docusaurus". Not "by", "at" or "for", which name people and employers.
+const PREPOSITIONS: &[&str] =
+    &["in", "on", "to", "into", "onto", "with", "using", "via", "through", "from", "atop", "behind", "inside"];
 
 /// One word of a clause and where it is.
 struct Word<'a> {
@@ -96,10 +99,13 @@ fn english(clause: &str, aliases: &Aliases, discourse: &Discourse) -> Vec<Triple
         }
     }
     let user_first = matches!(lower[0].as_str(), "i" | "we") || (lower[0] == "our" && lower[1] == "team");
+    // "The chat widget was …": the words a determiner opens, up to a verb, none a pronoun.
     let opening_phrase = DETERMINERS.contains(&lower[0].as_str()).then(|| {
         let end = (1..words.len().min(5)).find(|&i| verb_like(&lower[i])).unwrap_or(0);
         (1, end.saturating_sub(1))
     });
+    let opening_phrase = opening_phrase
+        .filter(|&(from, to)| (from..=to).all(|i| !matches!(lower[i].as_str(), "i" | "we" | "you" | "they")));
     let mut out = Vec::new();
     let mut i = 1;
     while i < words.len() {
@@ -149,15 +155,23 @@ fn technology_at(
     discourse: &Discourse,
     components: &[(usize, usize)],
 ) -> Option<(Mention, usize)> {
-    // The lexicon and the aliases, over one to three words.
+    let in_component = components.iter().any(|&(from, to)| (from..=to).contains(&i));
+    let after_component = components.iter().any(|&(_, to)| to < i);
+    // The lexicon and the aliases, over one to three words. A short name is an everyday
+    // word as often ("Go", "Next", "Rust"): it counts after a component only.
     for span in (1..=3).rev() {
         let end = i + span;
         if end > words.len() {
             continue;
         }
         let text = &clause[words[i].start..words[end - 1].end];
-        // A lower-case word is a technology only when it is no everyday word ("go", "next").
-        let written_as_name = span > 1 || capitalised(text) || product_shaped(text) || text.chars().count() >= 6;
+        // Not a name's part ("CS:GO") nor one after a determiner the aliases would drop ("my next").
+        let glued = clause[..words[i].start].ends_with([':', '/', '-']);
+        if glued || DETERMINERS.contains(&lower[i].as_str()) {
+            return None;
+        }
+        let written_as_name =
+            span > 1 || product_shaped(text) || (capitalised(text) && (text.chars().count() >= 5 || after_component));
         if written_as_name && (aliases.canonical(text).is_some() || is_named(text)) {
             let found = mention(text, EntityType::Technology, aliases, discourse)?;
             return (found.kind == EntityType::Technology).then_some((found, end));
@@ -165,7 +179,8 @@ fn technology_at(
     }
     let word = words[i].text;
     let before = lower[i - 1].as_str();
-    if !capitalised(word) && !product_shaped(word) || NOT_PRODUCT_BEFORE.contains(&before) {
+    let after_preposition = PREPOSITIONS.contains(&before) && !clause[..words[i].start].trim_end().ends_with(',');
+    if !capitalised(word) && !product_shaped(word) || !after_preposition || word.contains(['\'', '’']) {
         return None;
     }
     let mut end = i + 1;
@@ -173,9 +188,7 @@ fn technology_at(
         end += 1;
     }
     let text = &clause[words[i].start..words[end - 1].end];
-    let in_component = components.iter().any(|&(from, to)| (from..=to).contains(&i));
-    let after_component = components.iter().any(|&(_, to)| to < i);
-    if in_component || !(product_shaped(word) || after_component) || !technologies(text).is_empty() {
+    if in_component || !after_component || !technologies(text).is_empty() {
         return None;
     }
     let found = mention(text, EntityType::Technology, aliases, discourse)?;

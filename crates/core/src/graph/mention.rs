@@ -122,7 +122,12 @@ pub fn mention(text: &str, default: EntityType, aliases: &Aliases, discourse: &D
         return Some(Mention { name: canonical.to_owned(), kind: EntityType::Technology, is_user: false });
     }
     let techs = technologies(display);
-    if techs.len() == 1 && words <= 3 {
+    // A short lower-case word inside a phrase is an everyday word ("my next adventure").
+    let everyday = |name: &str| {
+        let written = spelled(display, name);
+        written.len() < 6 && written.chars().all(|c| c.is_lowercase()) && !written.eq_ignore_ascii_case(display)
+    };
+    if techs.len() == 1 && words <= 3 && !everyday(&techs[0].1) {
         let (_, name) = &techs[0];
         let name = aliases.canonical(name).map(str::to_owned).unwrap_or_else(|| spelled(display, name));
         return Some(Mention { name, kind: EntityType::Technology, is_user: false });

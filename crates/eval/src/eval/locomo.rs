@@ -59,7 +59,8 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
             let (figures, context) = ask(&harness, user, question, &answer, &evidence).await?;
             engram.entry(category.to_string()).or_default().push(figures);
             questions.push(json!({"sample": id, "category": category, "user": user, "question": question,
-                                  "answer": answer, "evidence": evidence, "evidence_recall_at_10": figures[1],
+                                  "answer": answer, "evidence": evidence, "evidence_recall_at_5": figures[0],
+                                  "evidence_recall_at_10": figures[1], "answer_in_context_256": figures[2],
                                   "answer_in_context_1024": figures[3], "context_1024": context}));
             let vector = harness.executor.models.embedder.embed_one(question).await?;
             for retriever in RETRIEVERS {
