@@ -103,7 +103,7 @@ impl Segmenter {
         Ok(Self { vocabulary, unknown, tags, normal, transitions, session: Mutex::new(session) })
     }
 
-    /// The words of `text` with their tags (blocking: a few milliseconds a sentence).
+    /// The words of `text` with their tags (blocking: the model runs on the calling thread).
     pub fn words(&self, text: &str) -> Result<Vec<Word>, ModelError> {
         let chars: Vec<(usize, char)> = text.char_indices().collect();
         if chars.is_empty() {

@@ -153,7 +153,7 @@ fn stops_the_unit(err: &anyhow::Error) -> bool {
 }
 
 /// The Chinese names of `extracted` cut at the words the segmenter finds in `sentence`
-/// (on a blocking thread: the model takes a few milliseconds); unchanged without one.
+/// (on a blocking thread: the model runs on the CPU); unchanged without one.
 async fn segmented(graph: &crate::graph::Graph, sentence: &str, extracted: &mut Extracted) {
     let names_chinese = extracted
         .user_name
