@@ -198,14 +198,17 @@ pub(super) fn without_lead_in(clause: &str) -> &str {
 
 /// Contractions spelled out, so one pattern reads "I am" and "I'm".
 fn expanded(clause: &str) -> String {
-    static CONTRACTIONS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(?i)\b(i|we|you|they|it|he|she)(?:'|’)(m|re|ve|s)\b").expect("a valid pattern"));
+    static CONTRACTIONS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(i|we|you|they|it|he|she)(?:'|’)(m|re|ve|s|ll|d)\b").expect("a valid pattern")
+    });
     CONTRACTIONS
         .replace_all(clause, |c: &regex::Captures| {
             let verb = match c[2].to_lowercase().as_str() {
                 "m" => "am",
                 "re" => "are",
                 "ve" => "have",
+                "ll" => "will",
+                "d" => "would",
                 _ => "is",
             };
             format!("{} {verb}", &c[1])
@@ -232,6 +235,29 @@ fn relations(clause: &str, aliases: &Aliases, discourse: &Discourse, previous: O
             None => subject,
         };
         let Some(subject) = subject else { continue };
+        // "Sounds like fun", "It looks like rain": "like" after a verb of perception compares.
+        let perceived = |w: &str| {
+            matches!(
+                w,
+                "sound"
+                    | "sounds"
+                    | "look"
+                    | "looks"
+                    | "feel"
+                    | "feels"
+                    | "seem"
+                    | "seems"
+                    | "smell"
+                    | "smells"
+                    | "taste"
+                    | "tastes"
+            )
+        };
+        if rule.predicate == Predicate::Prefers
+            && subject_text.split_whitespace().last().is_some_and(|w| perceived(&w.to_lowercase()))
+        {
+            continue;
+        }
         let object_text = c.name("o2").or_else(|| c.name("o")).map(|o| o.as_str()).unwrap_or_default();
         let predicate = match rule.predicate {
             // "负责/responsible for" a project is leading it; a component, owning it.
@@ -268,6 +294,10 @@ fn clean_object(text: &str) -> &str {
 /// Whether an object may take the predicate: what a thing uses, depends on or is
 /// deployed on is a technology, project, component or name, not any phrase.
 fn admissible(predicate: Predicate, object: &Mention) -> bool {
+    if object.is_user {
+        // "Saturday works for me" says nothing of the user's work.
+        return matches!(predicate, Predicate::Colleague | Predicate::ReportsTo);
+    }
     match predicate {
         Predicate::Uses | Predicate::DependsOn | Predicate::DeployedOn => {
             object.kind != EntityType::Concept && object.kind != EntityType::Other

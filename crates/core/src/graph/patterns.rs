@@ -69,13 +69,14 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         en(LocatedIn, Organization, Place, r"(?:is|are) (?:located|based|headquartered) in"),
         en(LivesIn, Person, Place, r"(?:live|lives|am living|'m living) in|moved to|relocated to"),
         en(WorksAt, Person, Organization, r"(?:work|works|am working|'m working) (?:at|for)|joined"),
-        // "I am a data engineer at Spotify", "she is the CTO of Acme": a role at an employer.
+        // "I am a data engineer at Spotify", "she is a consultant with Deloitte": a role at
+        // an employer (not "a big fan of …").
         rule(
             WorksAt,
             Person,
             Organization,
             &format!(
-                r"^(?P<s>{NP})\s+(?:am|is|are|was|were)\s+(?:a|an|the)\s+(?:[\p{{Ll}}-]+\s+){{1,3}}?(?:at|with|of)\s+(?P<o>\p{{Lu}}.*)$"
+                r"^(?P<s>{NP})\s+(?:am|is|are|was|were)\s+(?:a|an|the)\s+(?:[\p{{Ll}}-]+\s+){{1,3}}?(?:at|with)\s+(?P<o>\p{{Lu}}.*)$"
             ),
         ),
         // "I run the infra team at Plaid": a team of an employer.
