@@ -13,27 +13,11 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::clauses::{clauses, expanded, without_lead_in};
 use super::mention::{Discourse, Mention, PRODUCT_WORDS, PROJECT_WORDS, is_chinese, looks_like, mention};
 use super::names::Aliases;
 use super::patterns::{COLLEAGUES, FAMILY, HAS, LIST, MANAGER, OBJECT_END, RULES};
-use super::{EntityType, Predicate};
-
-/// One relation a sentence states.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Triple {
-    pub subject: Mention,
-    pub predicate: Predicate,
-    pub object: Mention,
-    /// What the subject moved away from ("from PostgreSQL to TiDB"): that edge ends.
-    pub ended: Option<Mention>,
-}
-
-/// What one sentence states: relations, and the user's name if it says it.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Extracted {
-    pub triples: Vec<Triple>,
-    pub user_name: Option<String>,
-}
+use super::{EntityType, Extracted, Predicate, Triple};
 
 /// The relations of one sentence, with what earlier sentences of the batch named.
 pub fn extract(sentence: &str, aliases: &Aliases, discourse: &mut Discourse) -> Extracted {
@@ -107,27 +91,6 @@ fn names_a_component(name: &str) -> bool {
     }
 }
 
-/// A sentence's clauses: Chinese commas and semicolons, English semicolons and ", and".
-pub(super) fn clauses(sentence: &str) -> Vec<&str> {
-    static SPLIT: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\s*(?:[，；;]|,\s+(?:and|but|while)\s+|(?:\s+and|,)\s+(?i:i|we)\s)\s*").expect("a valid pattern")
-    });
-    // "and I"/", we" keep their pronoun: the split point is before it.
-    let mut out = Vec::new();
-    let mut start = 0;
-    for m in SPLIT.find_iter(sentence) {
-        out.push(&sentence[start..m.start()]);
-        let text = m.as_str();
-        start = if text.trim_end().ends_with(['I', 'i']) || text.trim_end().to_lowercase().ends_with("we") {
-            m.start() + text.trim_end().rfind(' ').map_or(0, |i| i + 1)
-        } else {
-            m.end()
-        };
-    }
-    out.push(&sentence[start..]);
-    out.into_iter().map(str::trim).filter(|c| !c.is_empty()).collect()
-}
-
 /// Colleagues, managers and family named in passing become relations of their own, and
 /// the clause goes on with the name: "my colleague Zhang Wei owns billing" → "Zhang Wei owns billing".
 fn appositives(
@@ -185,35 +148,6 @@ fn appositives(
         clause = format!("{}{}", &c["x"], &clause[whole.end()..]);
     }
     (clause, named)
-}
-
-/// A clause without the words that lead into it ("Now", "Also,", "现在", "另外").
-pub(super) fn without_lead_in(clause: &str) -> &str {
-    static LEAD_IN: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(?:(?i:so|and|also|now|currently|actually|btw|by the way|these days|oh|well|anyway|recently|lately|yesterday|today|tonight|(?:last|this|next|past)\s+(?:week|month|year|weekend|night|spring|summer|fall|autumn|winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in\s+\d{4}|(?:a|one|two|three|four|five|a few|a couple of)\s+(?:days?|weeks?|months?|years?)\s+ago)\b,?\s*|(?:现在|目前|另外|还有|然后|而且|其实|所以|最近|对了|上个月|上周|去年|今年)[，,]?\s*)+")
-            .expect("a valid pattern")
-    });
-    LEAD_IN.find(clause).map_or(clause, |m| &clause[m.end()..])
-}
-
-/// Contractions spelled out, so one pattern reads "I am" and "I'm".
-fn expanded(clause: &str) -> String {
-    static CONTRACTIONS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(i|we|you|they|it|he|she)(?:'|’)(m|re|ve|s|ll|d)\b").expect("a valid pattern")
-    });
-    CONTRACTIONS
-        .replace_all(clause, |c: &regex::Captures| {
-            let verb = match c[2].to_lowercase().as_str() {
-                "m" => "am",
-                "re" => "are",
-                "ve" => "have",
-                "ll" => "will",
-                "d" => "would",
-                _ => "is",
-            };
-            format!("{} {verb}", &c[1])
-        })
-        .into_owned()
 }
 
 /// The relations the rules find in one clause; a Chinese clause without a subject has `previous`.

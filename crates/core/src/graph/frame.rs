@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::extract::Triple;
+use super::Triple;
 use super::mention::{Discourse, Mention, PRODUCT_WORDS, PROJECT_WORDS, is_chinese, looks_like, mention};
 use super::names::Aliases;
 use super::{EntityType, Predicate};

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::extract::{clauses, without_lead_in};
+use super::clauses::{clauses, without_lead_in};
 
 /// A greeting an introduction may open with: "Hi,", "Hey there —", "Hello everyone,".
 const GREETING: &str =

@@ -12,10 +12,10 @@ use serde::Deserialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::extract::{Extracted, Triple};
 use super::mention::Mention;
 use super::names::normalise;
 use super::{EntityType, Graph, Predicate};
+use super::{Extracted, Triple};
 use engram_base::domain::{TenantId, UserId};
 use engram_base::models::{Llm, ModelError, Prompts, TokenBudget};
 

@@ -3,8 +3,11 @@
 //! is their only writer).
 //!
 //! - **Extraction.** `extract_facts` reads every new user message once: the rules of
-//!   [`extract`] (English and Chinese) find relations without an LLM; with one, the
-//!   `extract_graph` prompt does ([`llm`]), its answers checked like facts'.
+//!   [`extract`] (English and Chinese, clause by clause: `clauses`) find relations
+//!   without an LLM, by their verbs (`patterns`) or else by the clause's shape
+//!   (`frame`); [`introductions`] reads the user's own name; [`segmented`] cuts
+//!   Chinese names where the segmenter says words end. With an LLM, the
+//!   `extract_graph` prompt does too ([`llm`]), its answers checked like facts'.
 //! - **Resolution** ([`resolve`]): a name is an entity already known by its
 //!   normal form, then by an alias (shipped in [`names`], extended by `graph.aliases`),
 //!   then by embedding similarity within its type (`graph.merge_similarity`), never
@@ -22,6 +25,7 @@
 //!   `graph.scan_limit` relations, else a statement per hop); each relation reached is
 //!   scored on search's scale (see [`crate::search`]).
 
+mod clauses;
 pub mod extract;
 pub mod forget;
 mod frame;
@@ -237,6 +241,23 @@ impl Predicate {
             Self::Has => "has",
         }
     }
+}
+
+/// One relation a sentence states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Triple {
+    pub subject: mention::Mention,
+    pub predicate: Predicate,
+    pub object: mention::Mention,
+    /// What the subject moved away from ("from PostgreSQL to TiDB"): that edge ends.
+    pub ended: Option<mention::Mention>,
+}
+
+/// What one sentence states: relations, and the user's name if it says it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Extracted {
+    pub triples: Vec<Triple>,
+    pub user_name: Option<String>,
 }
 
 /// The graph's settings with the alias table they make, and for the jobs that read

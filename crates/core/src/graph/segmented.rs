@@ -6,7 +6,7 @@
 use engram_base::models::segmenter::Word;
 
 use super::EntityType;
-use super::extract::Extracted;
+use super::Extracted;
 use super::mention::{Mention, is_chinese};
 
 /// `extracted`'s Chinese names cut at `sentence`'s word boundaries (`words`).
@@ -63,7 +63,7 @@ fn cut(name: &str, sentence: &str, words: &[Word]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::graph::Predicate;
-    use crate::graph::extract::Triple;
+    use crate::graph::Triple;
 
     fn word(sentence: &str, text: &str, tag: &str) -> Word {
         Word { text: text.into(), start: sentence.find(text).unwrap(), tag: tag.into() }

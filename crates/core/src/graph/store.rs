@@ -9,7 +9,7 @@ use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::extract::Triple;
+use super::Triple;
 use super::names::Aliases;
 use crate::memories::Change;
 use engram_base::domain::{TenantId, UserId};
