@@ -91,7 +91,7 @@ async fn reembed_moves_every_vector_to_the_new_model_while_lookups_answer() {
     .await
     .unwrap();
     let text = engram_core::memories::match_text(&content, key.as_deref(), value.as_deref());
-    assert!(text.ends_with("\ndatabase / 数据库: postgresql"), "{text}");
+    assert!(text.ends_with("\ndatabase: postgresql"), "{text}");
     let expected = new.models.embedder.embed_one(&text).await.unwrap().to_pgvector().to_vec();
     let cosine: f32 = stored.to_vec().iter().zip(&expected).map(|(a, b)| a * b).sum();
     assert!(cosine > 0.999, "the vector reembed wrote is the one of match_text: {cosine}");

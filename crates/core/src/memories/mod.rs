@@ -22,22 +22,24 @@ use engram_base::domain::{TenantId, UserId, ValidationError};
 use engram_base::models::Embedding;
 
 /// How a key reads in a fact's canonical statement: the words a question about it uses,
-/// in English and in Chinese, so that a question in either finds a fact said in either.
-/// Keys not listed read as themselves (`team_size` as "team size").
-const KEY_LABELS: &[(&str, &str)] = &[
-    ("name", "name, what I am called / 名字, 姓名, 叫什么"),
-    ("role", "job, role, what I work as / 职业, 职位, 做什么工作"),
-    ("location", "where I live, home city / 住在哪里, 所在城市"),
-    ("employer", "employer, where I work / 在哪里工作, 公司, 单位"),
-    ("team_size", "team size, how many people on the team / 团队规模, 团队有多少人"),
-    ("project", "what I am building, the project / 在做的项目"),
-    ("database", "database / 数据库"),
-    ("framework", "web framework / 框架"),
-    ("language", "programming language / 编程语言"),
-    ("cloud", "cloud, where we deploy and host / 云, 部署在哪里"),
-    ("ci", "CI/CD, the pipeline that builds, tests and deploys / 持续集成, 流水线"),
-    ("bundler", "frontend bundler, the tool that bundles the frontend / 前端打包工具"),
-    ("orchestration", "container orchestration / 容器编排"),
+/// in English (in its vector and its keyword match) and in Chinese (in its keyword match
+/// only: the multilingual model already relates a Chinese question to the English
+/// words, while keywords cannot cross languages). Keys not listed read as themselves
+/// (`team_size` as "team size").
+const KEY_LABELS: &[(&str, &str, &str)] = &[
+    ("name", "name, what I am called", "名字, 姓名, 叫什么"),
+    ("role", "job, role, what I work as", "职业, 职位, 做什么工作"),
+    ("location", "where I live, home city", "住在哪里, 所在城市"),
+    ("employer", "employer, where I work", "在哪里工作, 公司, 单位"),
+    ("team_size", "team size, how many people on the team", "团队规模, 团队有多少人"),
+    ("project", "what I am building, the project", "在做的项目"),
+    ("database", "database", "数据库"),
+    ("framework", "web framework", "框架"),
+    ("language", "programming language", "编程语言"),
+    ("cloud", "cloud, where we deploy and host", "云, 部署在哪里"),
+    ("ci", "CI/CD, the pipeline that builds, tests and deploys", "持续集成, 流水线"),
+    ("bundler", "frontend bundler, the tool that bundles the frontend", "前端打包工具"),
+    ("orchestration", "container orchestration", "容器编排"),
 ];
 
 /// What a memory's vector is made from: the user's words and, for a keyed fact, its
@@ -46,17 +48,26 @@ const KEY_LABELS: &[(&str, &str)] = &[
 pub fn match_text(content: &str, key: Option<&str>, value: Option<&str>) -> String {
     match (key, value) {
         (Some(key), Some(value)) => {
-            let label = KEY_LABELS.iter().find(|(k, _)| *k == key).map(|(_, label)| (*label).to_owned());
+            let label = KEY_LABELS.iter().find(|(k, ..)| *k == key).map(|(_, label, _)| (*label).to_owned());
             format!("{content}\n{}: {value}", label.unwrap_or_else(|| key.replace('_', " ")))
         }
         _ => content.to_owned(),
     }
 }
 
+/// What a memory's keyword share is counted in: [`match_text`] and the key's Chinese words.
+pub fn keyword_text(content: &str, key: Option<&str>, value: Option<&str>) -> String {
+    let text = match_text(content, key, value);
+    match KEY_LABELS.iter().find(|(k, ..)| Some(*k) == key).filter(|_| value.is_some()) {
+        Some((.., chinese)) => format!("{text} / {chinese}"),
+        None => text,
+    }
+}
+
 /// [`match_text`] of a `memories` row, in SQL.
 pub fn match_text_sql() -> &'static str {
     static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        let labels: String = KEY_LABELS.iter().map(|(key, label)| format!(" WHEN '{key}' THEN '{label}'")).collect();
+        let labels: String = KEY_LABELS.iter().map(|(key, label, _)| format!(" WHEN '{key}' THEN '{label}'")).collect();
         format!("content || coalesce(E'\\n' || CASE key{labels} ELSE replace(key, '_', ' ') END || ': ' || value, '')")
     });
     &SQL

@@ -7,7 +7,7 @@
 //!
 //! Either way the database finds candidates and the service ranks them: a candidate's
 //! keyword share is the weighted share of the query's terms its text holds (a keyed
-//! fact's canonical statement too, [`crate::memories::match_text`], matched as
+//! fact's canonical statement too, [`crate::memories::keyword_text`], matched as
 //! [`super::terms::holds`]), its decay [`DecayParams::weight`]. Ranking in SQL cost a
 //! scan more than the read itself (a subplan per candidate and term, a sort, a lookup of
 //! access counts per candidate).
@@ -244,7 +244,7 @@ impl<'a> MemoryLookup<'a> {
         let shares = super::terms::normalised(weights.as_ref().unwrap_or(&self.terms.weights).iter().copied());
         let results = rows
             .map(|row| {
-                let text = crate::memories::match_text(&row.content, row.key.as_deref(), row.value.as_deref());
+                let text = crate::memories::keyword_text(&row.content, row.key.as_deref(), row.value.as_deref());
                 let text = text.to_lowercase();
                 let keyword = self.terms.all.iter().zip(&shares).filter(|(t, _)| super::terms::holds(&text, t));
                 let keyword: f64 = keyword.map(|(_, w)| w).sum();
