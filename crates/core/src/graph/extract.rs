@@ -192,6 +192,12 @@ fn relations(clause: &str, aliases: &Aliases, discourse: &Discourse, previous: O
         {
             continue;
         }
+        // "Trying out different flavors like chocolate", "Seeing people use their platform":
+        // a subject that opens with a verb's -ing form is an activity, and "like" there means "such as".
+        let activity = subject_text.split_whitespace().next().is_some_and(|w| w.len() > 4 && w.ends_with("ing"));
+        if activity && matches!(rule.predicate, Predicate::Prefers | Predicate::Uses) && !subject.is_user {
+            continue;
+        }
         let object_text = c.name("o2").or_else(|| c.name("o")).map(|o| o.as_str()).unwrap_or_default();
         let predicate = match rule.predicate {
             // "负责/responsible for" a project is leading it; a component, owning it.
@@ -330,6 +336,19 @@ mod tests {
                 t("payment module:product", "depends_on", "order service:product"),
             ]
         );
+    }
+
+    #[test]
+    fn comparisons_and_activities_state_no_preference() {
+        let found = said(&[
+            "Sounds like a great plan, John!",
+            "Biking sounds like a great way to get out in nature.",
+            "Trying out different flavors like chocolate and coconut has been a blast!",
+            "I'm a huge fan of Lord of the Rings!",
+            "Saturday works for me!",
+        ]);
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(said(&["I love hiking"]), [t("USER", "prefers", "hiking:concept")]);
     }
 
     #[test]
