@@ -245,12 +245,7 @@ async fn neighbours(
         .bind(params.min_similarity)
         .fetch_all(conn)
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, category, key, content, created_at, similarity)| {
-            (Row { id, category, key, content, created_at }, similarity)
-        })
-        .collect())
+    Ok(with_similarity(rows))
 }
 
 /// The memories that may say the same as `memory` in other words, whatever their vectors:
@@ -289,12 +284,15 @@ async fn namesakes(
         .bind(value)
         .fetch_all(conn)
         .await?;
-    Ok(rows
-        .into_iter()
+    Ok(with_similarity(rows))
+}
+
+fn with_similarity(rows: Vec<NeighbourRow>) -> Vec<(Row, f64)> {
+    rows.into_iter()
         .map(|(id, category, key, content, created_at, similarity)| {
             (Row { id, category, key, content, created_at }, similarity)
         })
-        .collect())
+        .collect()
 }
 
 /// A neighbour as read: id, category, key, content, created, similarity.
