@@ -11,6 +11,8 @@ mod cli;
 
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();
+    // One TLS provider for every client in the process, before any is built.
+    engram_base::tls::provider();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(err) => {

@@ -223,9 +223,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve(settings: Settings, db: Database) -> anyhow::Result<()> {
     let bind = settings.server.bind.clone();
+    let scheme = if settings.server.tls_cert.is_some() { "https" } else { "http" };
     let app = Application::build(settings, db).await?;
     let host = bind.rsplit_once(':').map_or(bind.as_str(), |(host, _)| host);
-    tracing::info!("engram listening on http://{host}:{}", app.port());
+    tracing::info!("engram listening on {scheme}://{host}:{}", app.port());
     app.run_until_stopped().await?;
     tracing::info!("engram stopped");
     Ok(())

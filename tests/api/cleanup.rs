@@ -221,7 +221,9 @@ fn scripted_llm(server: &MockServer) -> Arc<engram_base::models::Llm> {
         timeout_secs: 10,
         ..Default::default()
     };
-    Arc::new(engram_base::models::Llm::from_settings(&settings, Default::default()).unwrap().unwrap())
+    Arc::new(
+        engram_base::models::Llm::from_settings(&settings, &Default::default(), Default::default()).unwrap().unwrap(),
+    )
 }
 
 #[tokio::test]

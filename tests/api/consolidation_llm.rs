@@ -27,7 +27,7 @@ fn llm_reporting_to(server: &MockServer, metrics: engram_base::metrics::Metrics)
         timeout_secs: 10,
         ..Default::default()
     };
-    Arc::new(Llm::from_settings(&settings, metrics).unwrap().unwrap())
+    Arc::new(Llm::from_settings(&settings, &Default::default(), metrics).unwrap().unwrap())
 }
 
 async fn answer(server: &MockServer, facts: Value) {

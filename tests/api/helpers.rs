@@ -59,6 +59,7 @@ pub async fn spawn_app_with(settings: Settings) -> TestApp {
         engram_base::models::Embedder::from_settings(
             &Default::default(),
             std::path::Path::new(".engram"),
+            &Default::default(),
             Default::default(),
         )
         .expect("the local model is installed"),
@@ -206,8 +207,9 @@ pub async fn scripted_llm(content: &str) -> (wiremock::MockServer, std::sync::Ar
         timeout_secs: 10,
         ..Default::default()
     };
-    let llm =
-        std::sync::Arc::new(engram_base::models::Llm::from_settings(&settings, Default::default()).unwrap().unwrap());
+    let llm = std::sync::Arc::new(
+        engram_base::models::Llm::from_settings(&settings, &Default::default(), Default::default()).unwrap().unwrap(),
+    );
     (server, llm)
 }
 

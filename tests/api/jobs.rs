@@ -47,6 +47,7 @@ pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<eng
                 engram_base::models::Embedder::from_settings(
                     &Default::default(),
                     std::path::Path::new(".engram"),
+                    &Default::default(),
                     Default::default(),
                 )
                 .expect("the local model is installed"),

@@ -40,4 +40,6 @@ mod reembed;
 mod rerank;
 mod search;
 mod sharper_facts;
+mod tls;
+mod tls_fixtures;
 mod user_indexes;

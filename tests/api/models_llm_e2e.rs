@@ -33,7 +33,7 @@ async fn small_model(metrics: &Metrics, max_tokens: u32) -> Llm {
         timeout_secs: 180,
         ..Default::default()
     };
-    let llm = Llm::from_settings(&settings, metrics.clone()).unwrap().unwrap();
+    let llm = Llm::from_settings(&settings, &Default::default(), metrics.clone()).unwrap().unwrap();
     // The server answers one request at a time, and other tests use it too: it may be
     // busy with their generations for a while before it lists its models.
     let patience = std::time::Instant::now() + std::time::Duration::from_secs(240);

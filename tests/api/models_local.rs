@@ -8,13 +8,15 @@ const BOTH: [LocalModelChoice; 2] = [LocalModelChoice::UseMultilingual, LocalMod
 
 fn local(local_model: LocalModelChoice) -> Embedder {
     let settings = EmbeddingSettings { local_model, cache_entries: 0, ..Default::default() };
-    Embedder::from_settings(&settings, std::path::Path::new(".engram"), Metrics::new())
+    Embedder::from_settings(&settings, std::path::Path::new(".engram"), &Default::default(), Metrics::new())
         .expect("the local model is installed by scripts/bootstrap")
 }
 
 #[test]
 fn the_default_is_the_multilingual_model() {
-    let embedder = Embedder::from_settings(&EmbeddingSettings::default(), ".engram".as_ref(), Metrics::new()).unwrap();
+    let embedder =
+        Embedder::from_settings(&EmbeddingSettings::default(), ".engram".as_ref(), &Default::default(), Metrics::new())
+            .unwrap();
 
     assert_eq!((embedder.model(), embedder.dims()), ("universal-sentence-encoder-multilingual-3", 512));
 }
@@ -51,7 +53,8 @@ async fn embeddings_are_deterministic_normalised_and_of_their_models_dimension()
         (LocalModelChoice::Minilm, "all-MiniLM-L6-v2", 384),
     ] {
         let settings = EmbeddingSettings { local_model: choice, ..Default::default() };
-        let cached = Embedder::from_settings(&settings, ".engram".as_ref(), Metrics::new()).unwrap();
+        let cached =
+            Embedder::from_settings(&settings, ".engram".as_ref(), &Default::default(), Metrics::new()).unwrap();
         assert_eq!((cached.model(), cached.dims()), (name, dims));
 
         let a = cached.embed(&texts(&["The backend framework is FastAPI"])).await.unwrap().remove(0);
@@ -98,7 +101,10 @@ async fn long_inputs_are_truncated_not_rejected() {
 fn a_missing_model_names_the_command_that_installs_it() {
     let settings = EmbeddingSettings { models_dir: Some("/nonexistent/models".into()), ..Default::default() };
 
-    let err = Embedder::from_settings(&settings, std::path::Path::new("/nonexistent"), Metrics::new()).err().unwrap();
+    let err =
+        Embedder::from_settings(&settings, std::path::Path::new("/nonexistent"), &Default::default(), Metrics::new())
+            .err()
+            .unwrap();
 
     assert!(err.to_string().contains("scripts/bootstrap"), "{err}");
 }

@@ -21,7 +21,11 @@ fn remote(server: &MockServer, dims: u32, timeout_secs: u64) -> (Embedder, Metri
         timeout_secs,
         ..Default::default()
     };
-    (Embedder::from_settings(&settings, std::path::Path::new(".engram"), metrics.clone()).unwrap(), metrics)
+    (
+        Embedder::from_settings(&settings, std::path::Path::new(".engram"), &Default::default(), metrics.clone())
+            .unwrap(),
+        metrics,
+    )
 }
 
 fn embeddings_body(vectors: &[(u32, Vec<f32>)]) -> Value {
@@ -142,7 +146,7 @@ async fn server_errors_are_retried_until_the_deadline_then_reported() {
 }
 
 #[tokio::test]
-async fn an_unreachable_endpoint_is_a_clear_error() {
+async fn a_closed_port_is_named_as_a_refused_connection() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let settings = EmbeddingSettings {
         provider: EmbeddingProvider::Openai,
@@ -152,11 +156,13 @@ async fn an_unreachable_endpoint_is_a_clear_error() {
         timeout_secs: 1,
         ..Default::default()
     };
-    let embedder = Embedder::from_settings(&settings, std::path::Path::new(".engram"), Metrics::new()).unwrap();
+    let embedder =
+        Embedder::from_settings(&settings, std::path::Path::new(".engram"), &Default::default(), Metrics::new())
+            .unwrap();
 
     let err = embedder.embed_one("hello").await.unwrap_err();
 
-    assert!(err.to_string().contains("unreachable"), "{err}");
+    assert!(err.to_string().contains(&format!("127.0.0.1:{port}: connection refused")), "{err}");
 }
 
 #[tokio::test]
@@ -197,7 +203,7 @@ fn llm(server: &MockServer) -> (Llm, Metrics) {
         timeout_secs: 10,
         ..Default::default()
     };
-    (Llm::from_settings(&settings, metrics.clone()).unwrap().unwrap(), metrics)
+    (Llm::from_settings(&settings, &Default::default(), metrics.clone()).unwrap().unwrap(), metrics)
 }
 
 fn prompt() -> Prompt {

@@ -290,6 +290,7 @@ async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary(
             engram_base::models::Embedder::from_settings(
                 &Default::default(),
                 std::path::Path::new(".engram"),
+                &Default::default(),
                 Default::default(),
             )
             .unwrap(),

@@ -18,7 +18,15 @@ fn built_in(local_model: LocalModelChoice) -> EmbeddingSettings {
 
 fn embedder(local_model: LocalModelChoice) -> Arc<engram_base::models::Embedder> {
     let settings = built_in(local_model);
-    Arc::new(engram_base::models::Embedder::from_settings(&settings, ".engram".as_ref(), Default::default()).unwrap())
+    Arc::new(
+        engram_base::models::Embedder::from_settings(
+            &settings,
+            ".engram".as_ref(),
+            &Default::default(),
+            Default::default(),
+        )
+        .unwrap(),
+    )
 }
 
 async fn models_in(db: &engram_base::db::Database, table: &str) -> Vec<(Option<String>, Option<i32>)> {

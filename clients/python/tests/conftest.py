@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import subprocess
 import time
 import uuid
@@ -65,6 +66,12 @@ def _database(admin_url: str, name: str, action: str) -> None:
                     "-U", parsed.username or "postgres", *extra, name], check=True, capture_output=True)
 
 
+def _trust(env: dict[str, str]) -> ssl.SSLContext | bool:
+    """The CA a TLS-serving test server's certificate is signed by, if any."""
+    ca = env.get("_ENGRAM_TEST_CA")
+    return ssl.create_default_context(cafile=ca) if ca else True
+
+
 def start_server(tmp: Path, settings: dict[str, str] | None = None) -> Server:
     """Starts engram on a fresh database, with `settings` as ENGRAM_* overrides."""
     admin_url = os.environ.get("ENGRAM_TEST_DATABASE_URL")
@@ -82,7 +89,8 @@ def start_server(tmp: Path, settings: dict[str, str] | None = None) -> Server:
         "ENGRAM_SERVER__KEY_CACHE_SECS": "0",
         **(settings or {}),
     }
-    server = Server(url=f"http://127.0.0.1:{port}", env=env)
+    scheme = "https" if env.get("ENGRAM_SERVER__TLS_CERT") else "http"
+    server = Server(url=f"{scheme}://127.0.0.1:{port}", env=env)
     server.engram("migrate")
     _, server.keys["admin"] = server.create_key("read,ingest,admin,operator")
     _, server.keys["reader"] = server.create_key("read")
@@ -98,7 +106,7 @@ def start_server(tmp: Path, settings: dict[str, str] | None = None) -> Server:
     deadline = time.monotonic() + 60
     while True:
         try:
-            if httpx.get(f"{server.url}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{server.url}/healthz", timeout=1, verify=_trust(env)).status_code == 200:
                 break
         except httpx.TransportError:
             pass

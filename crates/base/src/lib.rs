@@ -13,3 +13,4 @@ pub mod stored_vectors;
 pub mod technologies;
 pub mod telemetry;
 pub mod text;
+pub mod tls;

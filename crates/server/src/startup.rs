@@ -18,6 +18,7 @@ use engram_base::configuration::Settings;
 use engram_base::db::Database;
 use engram_base::metrics::Metrics;
 use engram_base::models::{Embedder, Llm};
+use engram_base::tls::Trust;
 use engram_core::access::AccessRecorder;
 use engram_core::jobs::{Models, definition, scheduler::Worker};
 
@@ -47,8 +48,10 @@ impl Application {
         let workers =
             settings.server.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
         let metrics = Metrics::new();
-        let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
-        let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
+        let trust = Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
+        let embedder =
+            Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, &trust, metrics.clone())?);
+        let llm = Llm::from_settings(&settings.llm, &trust, metrics.clone())?.map(Arc::new);
         let prompts = engram_core::jobs::load_prompts(&settings.jobs.dir, llm.is_some(), &jobs)?;
         let access = Arc::new(AccessRecorder::default());
         let flush_every = Duration::from_millis(settings.search.access_flush_ms.max(10));
@@ -75,6 +78,7 @@ impl Application {
         let state = api_state(db.clone(), settings, metrics, (embedder, llm), access.clone(), jobs.clone(), clock)?;
         let cors_origins = state.settings.server.cors_origins.clone();
         let console = state.settings.server.console;
+        let (tls_cert, tls_key) = (state.settings.server.tls_cert.clone(), state.settings.server.tls_key.clone());
         let metrics_listener = match &state.settings.server.metrics_bind {
             Some(bind) => Some(
                 TcpListener::bind(bind).with_context(|| format!("cannot listen on {bind} (server.metrics_bind)"))?,
@@ -116,8 +120,14 @@ impl Application {
                     }
                 })
         })
-        .workers(workers)
-        .listen(listener)?
+        .workers(workers);
+        let server = match (&tls_cert, &tls_key) {
+            (Some(cert), Some(key)) => {
+                let config = engram_base::tls::server_config(cert, key).map_err(anyhow::Error::msg)?;
+                server.listen_rustls_0_23(listener, config)?
+            }
+            _ => server.listen(listener)?,
+        }
         .run();
         let metrics_server = match metrics_listener {
             Some(listener) => {
@@ -199,8 +209,9 @@ fn standalone_state(settings: Settings, db: Database) -> anyhow::Result<AppState
     };
     let jobs = Arc::new(jobs);
     let metrics = Metrics::new();
-    let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?);
-    let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
+    let trust = Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
+    let embedder = Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, &trust, metrics.clone())?);
+    let llm = Llm::from_settings(&settings.llm, &trust, metrics.clone())?.map(Arc::new);
     let access = Arc::new(AccessRecorder::default());
     api_state(db, settings, metrics, (embedder, llm), access, jobs, Clock::system())
 }

@@ -7,6 +7,7 @@ mod graph;
 mod rerank;
 mod search;
 mod sections;
+mod transport;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ pub use graph::GraphSettings;
 pub use rerank::RerankSettings;
 pub use search::SearchSettings;
 pub use sections::*;
+pub use transport::{TelemetrySettings, TlsSettings};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -35,6 +37,8 @@ pub struct Settings {
     pub embeddings: EmbeddingSettings,
     pub llm: LlmSettings,
     pub jobs: JobSettings,
+    pub tls: TlsSettings,
+    pub telemetry: TelemetrySettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -66,9 +70,10 @@ impl Settings {
                 .with_list_parse_key("server.cors_origins")
                 .with_list_parse_key("server.mcp_hosts"),
         );
-        let settings: Settings =
+        let mut settings: Settings =
             builder.build().and_then(|c| c.try_deserialize()).map_err(|err| ConfigError::Invalid(err.to_string()))?;
         settings.validate()?;
+        settings.database.ca_file = settings.tls.ca_file.clone();
         Ok(settings)
     }
 
@@ -178,6 +183,17 @@ impl Settings {
         }
         if let Err(err) = regex::RegexSet::new(self.corrections.patterns.iter().map(|p| format!("(?i){p}"))) {
             return invalid("corrections.patterns", &err.to_string());
+        }
+        if let Some(path) = &self.tls.ca_file {
+            crate::tls::read_certificates(path).map_err(ConfigError::Invalid)?;
+        }
+        if self.server.tls_cert.is_some() != self.server.tls_key.is_some() {
+            return invalid("server.tls_cert", "and server.tls_key go together: set both to serve HTTPS, or neither");
+        }
+        if let Some(url) = &self.telemetry.otlp_endpoint
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return invalid("telemetry.otlp_endpoint", "expected an http:// or https:// URL");
         }
         if self.ingest.max_batch_events == 0 {
             return invalid("ingest.max_batch_events", "must be at least 1");

@@ -30,6 +30,9 @@ pub struct ServerSettings {
     pub mcp_hosts: Vec<String>,
     /// Whether the API listener serves the web console at `/console`.
     pub console: bool,
+    /// With `tls_key`: serve HTTPS with this PEM certificate chain instead of HTTP.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Default for ServerSettings {
@@ -45,6 +48,8 @@ impl Default for ServerSettings {
             metrics_bind: None,
             mcp_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             console: true,
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }
@@ -127,6 +132,9 @@ pub struct DatabaseSettings {
     /// The embedded server's `shared_buffers`: a size like `2GB`, or `auto` for a
     /// quarter of the machine's memory (128MB to 8GB), the usual PostgreSQL advice.
     pub embedded_shared_buffers: String,
+    /// `tls.ca_file`, copied here when the settings load: PostgreSQL trusts it too.
+    #[serde(skip)]
+    pub ca_file: Option<PathBuf>,
 }
 
 impl DatabaseSettings {
@@ -154,6 +162,7 @@ impl Default for DatabaseSettings {
             pg_bin_dir: None,
             auto_migrate: true,
             embedded_shared_buffers: "auto".into(),
+            ca_file: None,
         }
     }
 }

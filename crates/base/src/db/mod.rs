@@ -54,20 +54,19 @@ impl Database {
             advise_on_huge_pages(&pool).await;
             return Ok(Self { read_pool: pool.clone(), pool, embedded: Some(Arc::new(server)) });
         };
-        let mut options: PgConnectOptions = url.parse().context("database.url is not a valid PostgreSQL URL")?;
+        let mut options = remote_options("database.url", url, settings)?;
         if let Some(name) = name {
             create_database(&options, name).await?;
             options = options.database(name);
         }
-        let pool = connect_pool(settings, options).await.context("cannot connect to database.url")?;
+        let pool = connect_remote(settings, "database.url", options).await?;
         require_pgvector(&pool).await?;
         advise_on_huge_pages(&pool).await;
         let read_pool = match &settings.read_url {
             None => pool.clone(),
             Some(url) => {
-                let options: PgConnectOptions =
-                    url.parse().context("database.read_url is not a valid PostgreSQL URL")?;
-                connect_pool(settings, options).await.context("cannot connect to database.read_url")?
+                let options = remote_options("database.read_url", url, settings)?;
+                connect_remote(settings, "database.read_url", options).await?
             }
         };
         Ok(Self { pool, read_pool, embedded: None })
@@ -117,6 +116,41 @@ pub async fn begin_tenant_tx_with(
     // A TenantId holds only [a-z0-9_-], so it is safe inside quotes.
     let begin = format!("BEGIN; SET LOCAL ROLE engram_tenant; SET LOCAL engram.tenant_id = '{tenant}'; {settings}");
     pool.begin_with(sqlx::AssertSqlSafe(begin)).await
+}
+
+/// A configured server's options: its URL's (`sslmode`, `sslrootcert` as libpq reads
+/// them), trusting `tls.ca_file` as well when the URL names no `sslrootcert`.
+fn remote_options(key: &str, url: &str, settings: &DatabaseSettings) -> anyhow::Result<PgConnectOptions> {
+    let options: PgConnectOptions = url.parse().with_context(|| format!("{key} is not a valid PostgreSQL URL"))?;
+    Ok(match &settings.ca_file {
+        Some(ca) if !url.contains("sslrootcert=") => options.ssl_root_cert(ca),
+        _ => options,
+    })
+}
+
+/// A pool on a configured server, or an error that says which server and why not:
+/// TLS (unknown CA, name mismatch, …), refused, timed out, or what the server said.
+async fn connect_remote(settings: &DatabaseSettings, key: &str, options: PgConnectOptions) -> anyhow::Result<PgPool> {
+    let at = format!("{}:{}", options.get_host(), options.get_port());
+    let err = match connect_pool(settings, options.clone()).await {
+        Ok(pool) => return Ok(pool),
+        // The pool retries a refused connection until its timeout and then names only
+        // the timeout: one plain attempt names the cause.
+        Err(sqlx::Error::PoolTimedOut) => match sqlx::ConnectOptions::connect(&options).await {
+            Ok(_) => sqlx::Error::PoolTimedOut,
+            Err(err) => err,
+        },
+        Err(err) => err,
+    };
+    let why = match crate::tls::ConnectFailure::diagnose(&err) {
+        Some(cause) => cause.to_string(),
+        None => crate::tls::chain_text(&err),
+    };
+    let hint = match why.contains("no encryption") {
+        true => " (the server requires TLS: use sslmode=require or stronger)",
+        false => "",
+    };
+    Err(anyhow::anyhow!("cannot connect to {key} at {at}: {why}{hint}"))
 }
 
 async fn connect_pool(settings: &DatabaseSettings, options: PgConnectOptions) -> sqlx::Result<PgPool> {

@@ -13,6 +13,7 @@ use super::local::LocalModel;
 use super::{Embedding, ModelError, openai};
 use crate::configuration::{EmbeddingProvider, EmbeddingSettings};
 use crate::metrics::Metrics;
+use crate::tls::Trust;
 
 pub struct Embedder {
     backend: Backend,
@@ -31,7 +32,12 @@ enum Backend {
 impl Embedder {
     /// The configured embedder; the local model is looked for in `embeddings.models_dir`,
     /// else `<home>/models`, else `./.engram/models`.
-    pub fn from_settings(settings: &EmbeddingSettings, home: &Path, metrics: Metrics) -> Result<Self, ModelError> {
+    pub fn from_settings(
+        settings: &EmbeddingSettings,
+        home: &Path,
+        trust: &Trust,
+        metrics: Metrics,
+    ) -> Result<Self, ModelError> {
         let (backend, model, dims) = match settings.provider {
             EmbeddingProvider::Local => {
                 let dir = models_dir(settings, home);
@@ -49,7 +55,8 @@ impl Embedder {
                     ModelError::Config("embeddings.dimensions is required with embeddings.provider = openai".into())
                 })? as usize;
                 let deadline = Duration::from_secs(settings.timeout_secs);
-                let client = openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline)?;
+                let client =
+                    openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline, trust)?;
                 (Backend::Remote { client: Box::new(client), send_dimensions: settings.send_dimensions }, model, dims)
             }
         };

@@ -22,9 +22,12 @@ use serde::de::DeserializeOwned;
 use super::{ModelError, Prompt, openai};
 use crate::configuration::{LlmProvider, LlmSettings};
 use crate::metrics::Metrics;
+use crate::tls::Trust;
 
 pub struct Llm {
     client: Client<OpenAIConfig>,
+    /// For the readiness check, with the same trust as `client`.
+    http: reqwest::Client,
     base_url: String,
     api_key: String,
     model: String,
@@ -65,7 +68,7 @@ impl TokenBudget {
 
 impl Llm {
     /// `None` when `llm.provider = none`.
-    pub fn from_settings(settings: &LlmSettings, metrics: Metrics) -> Result<Option<Self>, ModelError> {
+    pub fn from_settings(settings: &LlmSettings, trust: &Trust, metrics: Metrics) -> Result<Option<Self>, ModelError> {
         if settings.provider == LlmProvider::None {
             return Ok(None);
         }
@@ -75,7 +78,8 @@ impl Llm {
             .ok_or_else(|| ModelError::Config("llm.model is required with llm.provider = openai".into()))?;
         let deadline = Duration::from_secs(settings.timeout_secs);
         let llm = Self {
-            client: openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline)?,
+            client: openai::client(settings.base_url.as_deref(), settings.api_key.as_deref(), deadline, trust)?,
+            http: trust.http_client(Duration::from_secs(5)).map_err(ModelError::Config)?,
             base_url: openai::base_url(settings.base_url.as_deref()),
             api_key: settings.api_key.clone().unwrap_or_default(),
             model,
@@ -96,13 +100,14 @@ impl Llm {
     /// is checked: compatible servers differ in the body's details.
     pub async fn check(&self) -> Result<(), ModelError> {
         let url = format!("{}/models", self.base_url);
-        let response = reqwest::Client::new()
+        let response = self
+            .http
             .get(url)
             .bearer_auth(&self.api_key)
             .timeout(Duration::from_secs(5))
             .send()
             .await
-            .map_err(|e| openai::classify(async_openai::error::OpenAIError::Reqwest(e)))?;
+            .map_err(|e| ModelError::from_request(&e))?;
         match response.status() {
             status if status.is_success() => Ok(()),
             status => Err(ModelError::Rejected { status: status.as_u16(), message: "GET /models failed".into() }),

@@ -26,6 +26,20 @@ pub use prompt::{Prompt, Prompts};
 pub use rerank::Reranker;
 pub use segmenter::Segmenter;
 
+use crate::tls::{ConnectFailure, endpoint_of};
+
+impl ModelError {
+    /// A request that got no answer: which endpoint, and why (TLS, refused, timed out).
+    pub fn from_request(err: &reqwest::Error) -> Self {
+        let endpoint = err.url().map_or_else(|| "the endpoint".into(), endpoint_of);
+        match ConnectFailure::diagnose(err) {
+            Some(cause) => Self::Connect { endpoint, cause },
+            None if err.is_timeout() => Self::Connect { endpoint, cause: ConnectFailure::TimedOut },
+            None => Self::Exhausted { attempts: 1, last: format!("the request to {endpoint} failed") },
+        }
+    }
+}
+
 /// Why a model call failed. The `Display` text is safe to log: it never holds
 /// prompts, completions, input texts or keys.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -46,6 +60,8 @@ pub enum ModelError {
     Local(String),
     #[error("invalid model configuration: {0}")]
     Config(String),
+    #[error("cannot connect to {endpoint}: {cause}")]
+    Connect { endpoint: String, cause: crate::tls::ConnectFailure },
 }
 
 impl ModelError {
@@ -54,7 +70,8 @@ impl ModelError {
         match self {
             Self::Rejected { status: 429, .. } => "rate_limited",
             Self::Rejected { .. } => "rejected",
-            Self::Exhausted { .. } => "unavailable",
+            Self::Connect { cause, .. } if cause.is_tls() => "tls_error",
+            Self::Exhausted { .. } | Self::Connect { .. } => "unavailable",
             Self::Malformed(_) | Self::Dimension { .. } => "malformed",
             Self::BudgetExceeded(_) => "budget_exceeded",
             Self::NotInstalled(_) | Self::Local(_) | Self::Config(_) => "error",

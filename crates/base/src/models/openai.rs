@@ -10,6 +10,7 @@ use async_openai::error::OpenAIError;
 
 use super::ModelError;
 use super::retry::{RetryPolicy, RetryingTransport};
+use crate::tls::Trust;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -21,16 +22,14 @@ pub fn client(
     base_url: Option<&str>,
     api_key: Option<&str>,
     deadline: Duration,
+    trust: &Trust,
 ) -> Result<Client<OpenAIConfig>, ModelError> {
     let config = OpenAIConfig::new()
         .with_api_base(self::base_url(base_url))
         .with_api_key(api_key.unwrap_or_default())
         .with_org_id("")
         .with_project_id("");
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .build()
-        .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+    let http = trust.http_client(Duration::from_secs(5)).map_err(ModelError::Config)?;
     Ok(Client::with_config(config)
         .with_http_client(http.clone())
         .with_http_service(RetryingTransport::new(http, RetryPolicy::with_deadline(deadline))))
@@ -49,16 +48,7 @@ pub fn classify(err: OpenAIError) -> ModelError {
             }
         }
         OpenAIError::JSONDeserialize(err, _) => ModelError::Malformed(err.to_string()),
-        OpenAIError::Reqwest(err) => {
-            let what = if err.is_timeout() {
-                "the deadline passed"
-            } else if err.is_connect() {
-                "the endpoint is unreachable"
-            } else {
-                "the request failed"
-            };
-            ModelError::Exhausted { attempts: 0, last: what.into() }
-        }
+        OpenAIError::Reqwest(err) => ModelError::from_request(&err),
         OpenAIError::InvalidArgument(message) => ModelError::Config(message),
         other => ModelError::Malformed(other.to_string().chars().take(300).collect()),
     }

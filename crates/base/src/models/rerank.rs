@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::ModelError;
 use crate::configuration::RerankSettings;
 use crate::metrics::Metrics;
+use crate::tls::Trust;
 
 pub struct Reranker {
     http: reqwest::Client,
@@ -28,12 +29,13 @@ pub struct Reranker {
 
 impl Reranker {
     /// The reranker `settings` describe; none without `rerank.url`.
-    pub fn from_settings(settings: &RerankSettings, metrics: &Metrics) -> Result<Option<Self>, ModelError> {
+    pub fn from_settings(
+        settings: &RerankSettings,
+        trust: &Trust,
+        metrics: &Metrics,
+    ) -> Result<Option<Self>, ModelError> {
         let Some(url) = &settings.url else { return Ok(None) };
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(2))
-            .build()
-            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let http = trust.http_client(Duration::from_secs(2)).map_err(ModelError::Config)?;
         Ok(Some(Self {
             http,
             endpoint: format!("{}/rerank", url.trim_end_matches('/')),
@@ -75,8 +77,7 @@ impl Reranker {
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }
-        let unreachable = |_| ModelError::Exhausted { attempts: 1, last: "the endpoint is unreachable".into() };
-        let response = request.send().await.map_err(unreachable)?;
+        let response = request.send().await.map_err(|e| ModelError::from_request(&e))?;
         let status = response.status().as_u16();
         if status >= 400 {
             let text = response.text().await.unwrap_or_default();

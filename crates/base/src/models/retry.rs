@@ -5,6 +5,7 @@
 //! | 2xx, 400, 401, 403, 404, other 4xx | returned as is: retrying cannot help |
 //! | 429 | wait `Retry-After` (seconds or HTTP date) or back off, then retry |
 //! | 5xx, timeout, connection error | exponential backoff with jitter, then retry |
+//! | a TLS failure (unknown CA, name mismatch, …) | returned at once |
 //!
 //! Retries stop at `max_attempts` or when the next wait would pass the deadline;
 //! the last response or error is then returned. The policy runs as the HTTP
@@ -61,7 +62,9 @@ pub fn verdict_for_status(status: u16, headers: &HeaderMap, policy: &RetryPolicy
 }
 
 pub fn verdict_for_error(err: &reqwest::Error, policy: &RetryPolicy, attempt: u32) -> Verdict {
-    if err.is_timeout() || err.is_connect() || err.is_request() {
+    // A certificate the client does not trust stays untrusted: only configuration helps.
+    let tls = crate::tls::ConnectFailure::diagnose(err).is_some_and(|cause| cause.is_tls());
+    if !tls && (err.is_timeout() || err.is_connect() || err.is_request()) {
         Verdict::RetryAfter(policy.backoff(attempt))
     } else {
         Verdict::Return

@@ -186,9 +186,10 @@ impl Models {
         metrics: &engram_base::metrics::Metrics,
         jobs: &BTreeMap<String, Definition>,
     ) -> anyhow::Result<Self> {
-        let llm = Llm::from_settings(&settings.llm, metrics.clone())?.map(Arc::new);
+        let trust = engram_base::tls::Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
+        let llm = Llm::from_settings(&settings.llm, &trust, metrics.clone())?.map(Arc::new);
         Ok(Self {
-            embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
+            embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, &trust, metrics.clone())?),
             prompts: load_prompts(&settings.jobs.dir, llm.is_some(), jobs)?,
             llm,
             graph: Arc::new(crate::graph::Graph::for_jobs(settings)),

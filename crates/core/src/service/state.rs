@@ -56,7 +56,8 @@ impl AppState {
     ) -> anyhow::Result<Self> {
         let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
-        let reranker = engram_base::models::Reranker::from_settings(&settings.rerank, &metrics)?;
+        let trust = engram_base::tls::Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
+        let reranker = engram_base::models::Reranker::from_settings(&settings.rerank, &trust, &metrics)?;
         Ok(Self {
             reranker,
             limits: engram_base::auth::RateLimits::new(settings.server.rate_limit),
@@ -107,7 +108,8 @@ impl AppState {
             Ok(Ok(_)) => Vec::new(),
             Ok(Err(err)) => {
                 tracing::warn!(error = %err, "readiness: database error");
-                vec!["database: not reachable".to_owned()]
+                let why = engram_base::tls::ConnectFailure::diagnose(&err);
+                vec![format!("database: {}", why.map_or_else(|| "not reachable".to_owned(), |c| c.to_string()))]
             }
             Err(_) => vec!["database: no answer within 2 s".to_owned()],
         };

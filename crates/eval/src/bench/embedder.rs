@@ -13,7 +13,7 @@ const BATCH: usize = 64;
 pub async fn run(settings: &Settings, size: Size) -> anyhow::Result<Vec<Figure>> {
     let mut config = settings.embeddings.clone();
     config.cache_entries = 0;
-    let embedder = Embedder::from_settings(&config, &settings.home, Metrics::new())?;
+    let embedder = Embedder::from_settings(&config, &settings.home, &Default::default(), Metrics::new())?;
     embedder.embed(&sentences(0, 8)).await?; // warm-up
 
     let mut latencies = Vec::with_capacity(size.single_texts);

@@ -102,7 +102,12 @@ pub(super) fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Exe
     }
     let metrics = Metrics::new();
     let models = Models {
-        embedder: Arc::new(Embedder::from_settings(&settings.embeddings, &settings.home, metrics.clone())?),
+        embedder: Arc::new(Embedder::from_settings(
+            &settings.embeddings,
+            &settings.home,
+            &Default::default(),
+            metrics.clone(),
+        )?),
         llm: None,
         prompts: engram_core::jobs::load_prompts(&settings.jobs.dir, false, &jobs)?,
         graph: Default::default(),
