@@ -331,7 +331,7 @@ async fn lookups_read_the_injected_clock_so_replays_are_consistent() {
     let scopes = [engram_base::auth::Scope::Read, engram_base::auth::Scope::Ingest];
     let new_key = engram_base::auth::NewKey::new(engram_base::domain::TenantId::parse("acme").unwrap(), &scopes);
     let key = engram_base::auth::create_key(&db.pool, &new_key).await.unwrap().secret;
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let event = json!({"user_id": "gil", "role": "user", "content": "We use Redis as a cache."});
     client.post(format!("{address}/v1/events")).bearer_auth(&key).json(&event).send().await.unwrap();
     let executor = executor(&engram_base::db::Database::from_pool(db.pool.clone()), &job_dir(JOBS));

@@ -71,8 +71,20 @@ pub async fn spawn_app_with(settings: Settings) -> TestApp {
     // A connection per request: a test that waits for an `engram` process without
     // yielding holds the server's runtime up, and a kept-alive connection the server then
     // closes would fail the next request on it.
-    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("an HTTP client");
+    let client = http_builder().pool_max_idle_per_host(0).build().expect("an HTTP client");
     TestApp { address, access, embedder, db, database_url, client }
+}
+
+/// A reqwest builder for the tests' own requests, with engram's TLS provider installed
+/// (reqwest is built without one of its own).
+pub fn http_builder() -> reqwest::ClientBuilder {
+    engram_base::tls::provider();
+    reqwest::Client::builder()
+}
+
+/// A plain client for the tests' own requests.
+pub fn http_client() -> reqwest::Client {
+    http_builder().build().expect("an HTTP client")
 }
 
 impl TestApp {

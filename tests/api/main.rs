@@ -33,6 +33,7 @@ mod models_openai;
 mod observability;
 mod openapi;
 mod operations;
+mod package;
 mod pipeline;
 mod processes;
 mod read_api;

@@ -53,7 +53,7 @@ impl Prometheus {
 
     /// Evaluates `expr` now; the `data.result` of a successful query.
     async fn query(&self, expr: &str) -> Result<Vec<Value>, String> {
-        let response = reqwest::Client::new()
+        let response = crate::helpers::http_client()
             .get(format!("{}/api/v1/query", self.url))
             .query(&[("query", expr)])
             .send()
@@ -333,7 +333,14 @@ async fn a_never_succeeded_job_counts_as_overdue_from_its_first_schedule_not_the
     let (db, _) = crate::helpers::fresh_database().await;
     let first = serve(&db, engram_base::configuration::Role::Worker).await;
     let since = |address: String| async move {
-        let text = reqwest::get(format!("http://{address}/metrics")).await.unwrap().text().await.unwrap();
+        let text = crate::helpers::http_client()
+            .get(format!("http://{address}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         text.lines()
             .find_map(|l| l.strip_prefix("engram_job_last_success_timestamp_seconds{job_name=\"reflect\"} "))
             .map(|v| v.parse::<f64>().unwrap())

@@ -117,13 +117,21 @@ async fn metrics_can_have_a_listener_of_their_own() {
     let (api, metrics) = (app.port(), app.metrics_port().expect("a metrics listener"));
     tokio::spawn(app.run_until_stopped());
 
-    let there = reqwest::get(format!("http://127.0.0.1:{metrics}/metrics")).await.unwrap();
-    let here = reqwest::get(format!("http://127.0.0.1:{api}/metrics")).await.unwrap();
+    let there = crate::helpers::http_client().get(format!("http://127.0.0.1:{metrics}/metrics")).send().await.unwrap();
+    let here = crate::helpers::http_client().get(format!("http://127.0.0.1:{api}/metrics")).send().await.unwrap();
 
     assert_eq!(there.status(), 200);
     assert!(there.text().await.unwrap().contains("engram_lookups_total"));
     assert_eq!(here.status(), 404, "the API port serves no metrics then");
-    assert_eq!(reqwest::get(format!("http://127.0.0.1:{metrics}/v1/search")).await.unwrap().status(), 404);
+    assert_eq!(
+        crate::helpers::http_client()
+            .get(format!("http://127.0.0.1:{metrics}/v1/search"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
 }
 
 #[tokio::test]
@@ -297,7 +305,7 @@ async fn lookups_are_served_by_a_streaming_standby_and_writes_go_to_the_primary(
         ),
         db: db.clone(),
         database_url: primary.url("postgres"),
-        client: reqwest::Client::new(),
+        client: crate::helpers::http_client(),
     };
     tokio::spawn(built.run_until_stopped());
     let key = app.key("acme", "read,ingest").await;

@@ -138,7 +138,7 @@ async fn the_log_of_a_serving_engram_names_the_tls_failure() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let client = reqwest::Client::new();
+    let client = crate::helpers::http_client();
     let mut status = 0;
     for _ in 0..100 {
         if let Ok(response) = client.get(format!("http://127.0.0.1:{port}/readyz")).send().await {
@@ -189,7 +189,7 @@ async fn engram_serves_https_with_its_own_certificate() {
     let app = spawn_app_with(settings).await;
     let https = app.address.replace("http://", "https://");
 
-    let trusting = reqwest::Client::builder()
+    let trusting = crate::helpers::http_builder()
         .tls_certs_only([reqwest::Certificate::from_pem(&std::fs::read(&pki.ca).unwrap()).unwrap()])
         .build()
         .unwrap();

@@ -74,6 +74,12 @@ impl Settings {
             builder.build().and_then(|c| c.try_deserialize()).map_err(|err| ConfigError::Invalid(err.to_string()))?;
         settings.validate()?;
         settings.database.ca_file = settings.tls.ca_file.clone();
+        // A release reads the job files shipped next to its binary, wherever it is started.
+        if settings.jobs.dir == JobSettings::default().dir
+            && let Some(shipped) = beside_binary("jobs")
+        {
+            settings.jobs.dir = shipped;
+        }
         Ok(settings)
     }
 
@@ -200,6 +206,13 @@ impl Settings {
         }
         Ok(())
     }
+}
+
+/// The folder `name` next to the running binary, if there is one: where a release
+/// (`scripts/package`) keeps its job files and models.
+pub fn beside_binary(name: &str) -> Option<PathBuf> {
+    let dir = std::env::current_exe().ok()?.parent()?.join(name);
+    dir.is_dir().then_some(dir)
 }
 
 /// `ENGRAM_DATABASE__URL=x` becomes `database__url=x`; variables without a section

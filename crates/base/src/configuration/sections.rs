@@ -357,7 +357,8 @@ impl Default for LlmSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct JobSettings {
-    /// The folder of `NAME.toml` job files and their prompts.
+    /// The folder of `NAME.toml` job files and their prompts; unset, a release's own
+    /// (next to its binary), else `./jobs`.
     pub dir: PathBuf,
     /// How often a worker looks for queued runs (admin triggers, other replicas' ticks).
     pub poll_ms: u64,

@@ -147,11 +147,14 @@ impl Embedder {
 }
 
 /// Where the local models' files are: `embeddings.models_dir`, else `<home>/models`, else
-/// `./.engram/models`.
+/// the `models` folder next to the binary (a release), else `./.engram/models`.
 pub fn models_dir(settings: &EmbeddingSettings, home: &Path) -> PathBuf {
     if let Some(dir) = &settings.models_dir {
         return dir.clone();
     }
     let in_home = home.join("models");
-    if in_home.is_dir() { in_home } else { PathBuf::from(".engram/models") }
+    if in_home.is_dir() {
+        return in_home;
+    }
+    crate::configuration::beside_binary("models").unwrap_or_else(|| PathBuf::from(".engram/models"))
 }

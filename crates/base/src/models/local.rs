@@ -28,7 +28,8 @@ use super::ModelError;
 use crate::configuration::LocalModelChoice;
 
 const MAX_TOKENS: usize = 256;
-const INSTALL_HINT: &str = "run `scripts/bootstrap` to install it";
+const INSTALL_HINT: &str =
+    "run `scripts/bootstrap` to install it, or set embeddings.models_dir to a release's `models` folder";
 
 impl LocalModelChoice {
     /// The model name recorded beside every vector it makes.

