@@ -16,6 +16,7 @@ use engram_base::configuration::{RateLimit, Role, Settings};
 use engram_base::db::Database;
 use engram_base::domain::{NewEvent, TenantId, UserId, ValidationError};
 use engram_base::telemetry;
+use engram_base::tls::Trust;
 use engram_core::ingest;
 use engram_server::startup::Application;
 
@@ -140,7 +141,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         // The benchmark's own statements are slow by design; warnings about them would bury its table.
         settings.log.filter.push_str(",sqlx::query=error");
     }
-    telemetry::init(&settings.log);
+    let trust = Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
+    let telemetry = telemetry::init(&settings.log, &settings.telemetry, &trust);
+    let outcome = run_command(cli, settings).await;
+    telemetry.shutdown().await;
+    outcome
+}
+
+async fn run_command(cli: Cli, mut settings: Settings) -> anyhow::Result<()> {
     if let Command::Serve { bind, role } = &cli.command {
         if let Some(bind) = bind {
             bind.parse::<std::net::SocketAddr>()

@@ -140,6 +140,8 @@ fn setting_keys() -> BTreeSet<String> {
         ("embeddings", fields_of::<EmbeddingSettings>()),
         ("llm", fields_of::<LlmSettings>()),
         ("jobs", fields_of::<JobSettings>()),
+        ("tls", fields_of::<TlsSettings>()),
+        ("telemetry", fields_of::<TelemetrySettings>()),
     ]);
     let top: BTreeSet<&str> = fields_of::<Settings>().iter().copied().collect();
     assert_eq!(top, sections.keys().copied().collect(), "a settings section is missing from this test");

@@ -43,4 +43,5 @@ mod search;
 mod sharper_facts;
 mod tls;
 mod tls_fixtures;
+mod traces;
 mod user_indexes;

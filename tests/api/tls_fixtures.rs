@@ -83,6 +83,16 @@ pub struct Calls {
     pub embeddings: AtomicUsize,
     pub chat: AtomicUsize,
     pub rerank: AtomicUsize,
+    /// The `traceparent` headers requests came with.
+    pub traceparents: std::sync::Mutex<Vec<String>>,
+}
+
+impl Calls {
+    fn saw(&self, request: &actix_web::HttpRequest) {
+        if let Some(parent) = request.headers().get("traceparent").and_then(|v| v.to_str().ok()) {
+            self.traceparents.lock().unwrap().push(parent.to_owned());
+        }
+    }
 }
 
 pub struct ModelStub {
@@ -102,8 +112,13 @@ fn vector(text: &str) -> Vec<f32> {
     v
 }
 
-async fn embeddings(calls: web::Data<Arc<Calls>>, body: web::Json<Value>) -> HttpResponse {
+async fn embeddings(
+    calls: web::Data<Arc<Calls>>,
+    request: actix_web::HttpRequest,
+    body: web::Json<Value>,
+) -> HttpResponse {
     calls.embeddings.fetch_add(1, Ordering::SeqCst);
+    calls.saw(&request);
     let inputs: Vec<String> = match &body["input"] {
         Value::String(s) => vec![s.clone()],
         Value::Array(items) => items.iter().map(|i| i.as_str().unwrap_or_default().to_owned()).collect(),
@@ -118,8 +133,9 @@ async fn embeddings(calls: web::Data<Arc<Calls>>, body: web::Json<Value>) -> Htt
         "usage": {"prompt_tokens": 1, "total_tokens": 1}}))
 }
 
-async fn chat(calls: web::Data<Arc<Calls>>) -> HttpResponse {
+async fn chat(calls: web::Data<Arc<Calls>>, request: actix_web::HttpRequest) -> HttpResponse {
     calls.chat.fetch_add(1, Ordering::SeqCst);
+    calls.saw(&request);
     HttpResponse::Ok().json(json!({
         "id": "c1", "object": "chat.completion", "created": 1, "model": "stub-chat",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "{\"facts\": []}"}}],

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -26,12 +27,31 @@ README_URL = "http://127.0.0.1:8080"
 
 
 def mcp_configurations() -> list[dict]:
-    return [json.loads(body)["mcpServers"]["engram"] for kind, body in BLOCKS if kind == "json"]
+    """The engram entry of every host configuration: `mcpServers` (Claude Desktop, Claude
+    Code, Cursor) or `servers` (VS Code), with a VS Code input filled in with the key."""
+    found = []
+    for kind, body in BLOCKS:
+        if kind == "json":
+            document = json.loads(body)
+            entry = (document.get("mcpServers") or document["servers"])["engram"]
+            found.append(json.loads(json.dumps(entry).replace("${input:engram-key}", KEY)))
+    return found
+
+
+def claude_code_configuration() -> dict:
+    """What `claude mcp add --transport http NAME URL --header H` in the docs configures."""
+    line = next(line for kind, body in BLOCKS if kind == "bash" for line in body.splitlines()
+                if line.startswith("claude mcp add"))
+    words = shlex.split(line)
+    assert words[3:5] == ["--transport", "http"] and words[5] == "engram"
+    name, value = words[words.index("--header") + 1].split(": ", 1)
+    return {"type": "http", "url": words[6], "headers": {name: value}}
 
 
 async def test_the_http_configurations_connect(server) -> None:
-    configs = [c for c in mcp_configurations() if c.get("type") == "http"]
+    configs = [c for c in mcp_configurations() if "url" in c] + [claude_code_configuration()]
     assert any("X-Engram-User" in c["headers"] for c in configs)
+    assert any("type" not in c for c in configs), "Cursor's form, with no type, is among them"
     for config in configs:
         url = config["url"].replace(README_URL, server.url)
         headers = {name: value.replace(KEY, server.keys["reader"]) for name, value in config["headers"].items()}
@@ -68,7 +88,7 @@ def test_the_langgraph_store_blocks_run(server) -> None:
 
 
 async def test_the_stdio_configuration_connects(server, tmp_path) -> None:
-    config = next(c for c in mcp_configurations() if "command" in c)
+    [config] = [c for c in mcp_configurations() if "command" in c]
     paths = {"/path/to/engram/target/release/engram": str(_binary()), "/path/to/engram/.engram": str(ROOT / ".engram")}
     env = {name: value.replace(KEY, server.keys["reader"]) for name, value in config["env"].items()}
     # This test's own database; the configuration's home directory would otherwise hold it.
@@ -80,6 +100,14 @@ async def test_the_stdio_configuration_connects(server, tmp_path) -> None:
     async with Client(params) as client:
         result = await client.call_tool("get_context", {"user_id": "readme", "query": "anything"})
         assert not result.is_error
+    # The agent's first two calls: remember, then find it, before any job has run.
+    params.env = {**env, "ENGRAM_API_KEY": server.keys["admin"]}
+    async with Client(params) as client:
+        stored = await client.call_tool("remember", {"user_id": "readme-stdio",
+                                                     "content": "My daughter starts violin lessons on Tuesday."})
+        assert not stored.is_error, stored
+        found = await client.call_tool("search_memory", {"user_id": "readme-stdio", "query": "violin lessons"})
+        assert "violin" in found.content[0].text, found
 
 
 def test_the_python_quickstart_runs(server) -> None:

@@ -14,6 +14,7 @@ use super::{Embedding, ModelError, openai};
 use crate::configuration::{EmbeddingProvider, EmbeddingSettings};
 use crate::metrics::Metrics;
 use crate::tls::Trust;
+use tracing::Instrument;
 
 pub struct Embedder {
     backend: Backend,
@@ -90,7 +91,11 @@ impl Embedder {
         for chunk in missing.chunks(self.batch_size) {
             let batch: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
             let started = Instant::now();
-            let vectors = self.embed_uncached(batch).await?;
+            let span = super::model_span("embeddings", &self.model, "embed");
+            span.record("inputs", batch.len());
+            let vectors = self.embed_uncached(batch).instrument(span.clone()).await;
+            span.record("outcome", vectors.as_ref().map_or_else(ModelError::status_label, |_| "ok"));
+            let vectors = vectors?;
             self.metrics.embedding_duration.with_label_values(&[&self.model]).observe(started.elapsed().as_secs_f64());
             self.metrics.embeddings.with_label_values(&[&self.model]).inc_by(chunk.len() as u64);
             for (&i, vector) in chunk.iter().zip(vectors) {

@@ -23,6 +23,9 @@ use super::{ModelError, Prompt, openai};
 use crate::configuration::{LlmProvider, LlmSettings};
 use crate::metrics::Metrics;
 use crate::tls::Trust;
+use tracing::Instrument;
+
+use super::model_span;
 
 pub struct Llm {
     client: Client<OpenAIConfig>,
@@ -126,26 +129,31 @@ impl Llm {
         budget.check()?;
         let (system, user) = prompt.render(vars)?;
         let started = Instant::now();
-        let mut parsed;
-        loop {
-            let format = Format::from(self.format.load(Ordering::Relaxed));
-            let answer = self.ask(purpose, prompt, &system, &user, budget, format).await;
-            // A refused format, or an answer with no JSON in it at all, is the format's
-            // failure: the next weaker one is tried, and kept for later calls.
-            let format_failed = match &answer {
-                Err(err) => rejects_response_format(err),
-                Ok(text) => extract_json(text).is_none(),
-            };
-            parsed = answer.and_then(|text| parse(&text));
-            match format.weaker() {
-                Some(weaker) if format_failed && budget.check().is_ok() => self.fall_back(format, weaker),
-                _ => break,
+        let span = model_span("llm", &self.model, purpose);
+        let parsed = async {
+            loop {
+                let format = Format::from(self.format.load(Ordering::Relaxed));
+                let answer = self.ask(purpose, prompt, &system, &user, budget, format).await;
+                // A refused format, or an answer with no JSON in it at all, is the format's
+                // failure: the next weaker one is tried, and kept for later calls.
+                let format_failed = match &answer {
+                    Err(err) => rejects_response_format(err),
+                    Ok(text) => extract_json(text).is_none(),
+                };
+                let parsed = answer.and_then(|text| parse(&text));
+                match format.weaker() {
+                    Some(weaker) if format_failed && budget.check().is_ok() => self.fall_back(format, weaker),
+                    _ => break parsed,
+                }
             }
         }
+        .instrument(span.clone())
+        .await;
         let status = match &parsed {
             Ok(_) => "ok",
             Err(err) => err.status_label(),
         };
+        span.record("outcome", status);
         self.metrics.llm_requests.with_label_values(&[purpose, &self.model, status]).inc();
         self.metrics.llm_duration.with_label_values(&[purpose, &self.model]).observe(started.elapsed().as_secs_f64());
         parsed
@@ -213,6 +221,9 @@ impl Llm {
             let (prompt_tokens, completion_tokens) =
                 (u64::from(usage.prompt_tokens), u64::from(usage.completion_tokens));
             budget.spend(prompt_tokens + completion_tokens);
+            let span = tracing::Span::current();
+            span.record("gen_ai.usage.input_tokens", prompt_tokens);
+            span.record("gen_ai.usage.output_tokens", completion_tokens);
             let tokens = &self.metrics.llm_tokens;
             tokens.with_label_values(&[purpose, &self.model, "prompt"]).inc_by(prompt_tokens);
             tokens.with_label_values(&[purpose, &self.model, "completion"]).inc_by(completion_tokens);

@@ -28,6 +28,22 @@ pub use segmenter::Segmenter;
 
 use crate::tls::{ConnectFailure, endpoint_of};
 
+/// The span of one call to a model: which model, for what (a job or prompt name, never
+/// user data), and, recorded when known, its outcome and tokens. Its duration is the call's.
+pub(crate) fn model_span(kind: &'static str, model: &str, purpose: &str) -> tracing::Span {
+    tracing::info_span!(
+        "model call",
+        otel.name = %format!("{kind} {model}"),
+        otel.kind = "client",
+        gen_ai.request.model = %model,
+        purpose = %purpose,
+        outcome = tracing::field::Empty,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        inputs = tracing::field::Empty,
+    )
+}
+
 impl ModelError {
     /// A request that got no answer: which endpoint, and why (TLS, refused, timed out).
     pub fn from_request(err: &reqwest::Error) -> Self {

@@ -14,6 +14,7 @@ use super::ModelError;
 use crate::configuration::RerankSettings;
 use crate::metrics::Metrics;
 use crate::tls::Trust;
+use tracing::Instrument;
 
 pub struct Reranker {
     http: reqwest::Client,
@@ -51,7 +52,9 @@ impl Reranker {
     /// A relevance in 0–1 for each of `documents`, in their order.
     pub async fn scores(&self, query: &str, documents: &[&str]) -> Result<Vec<f64>, ModelError> {
         let started = Instant::now();
-        let answer = tokio::time::timeout(self.deadline, self.call(query, documents)).await;
+        let span = super::model_span("rerank", self.model.as_deref().unwrap_or("reranker"), "rerank");
+        span.record("inputs", documents.len());
+        let answer = tokio::time::timeout(self.deadline, self.call(query, documents)).instrument(span.clone()).await;
         self.duration.with_label_values::<&str>(&[]).observe(started.elapsed().as_secs_f64());
         let (outcome, result) = match answer {
             Err(_) => ("timeout", Err(ModelError::Exhausted { attempts: 1, last: "the deadline passed".into() })),
@@ -59,6 +62,7 @@ impl Reranker {
             Ok(Err(err)) => ("error", Err(err)),
         };
         self.calls.with_label_values(&[outcome]).inc();
+        span.record("outcome", outcome);
         result
     }
 
@@ -73,7 +77,9 @@ impl Reranker {
         if let Some(model) = &self.model {
             body["model"] = json!(model);
         }
-        let mut request = self.http.post(&self.endpoint).json(&body);
+        let mut headers = reqwest::header::HeaderMap::new();
+        crate::telemetry::traces::inject(&mut headers);
+        let mut request = self.http.post(&self.endpoint).headers(headers).json(&body);
         if let Some(key) = &self.api_key {
             request = request.bearer_auth(key);
         }

@@ -111,6 +111,7 @@ impl tower_service::Service<HttpRequestFactory> for RetryingTransport {
             loop {
                 attempt += 1;
                 let mut request = factory.build().await?;
+                crate::telemetry::traces::inject(request.headers_mut());
                 let remaining = policy.deadline.saturating_sub(started.elapsed());
                 *request.timeout_mut() = Some(remaining.max(Duration::from_millis(1)));
                 let result = client.execute(request).await;

@@ -112,7 +112,7 @@ impl Executor {
     }
 
     /// Executes a claimed run while `lock` holds the job's run lock.
-    #[tracing::instrument(skip_all, fields(run_id = %run.id, job = %run.job))]
+    #[tracing::instrument(name = "job run", skip_all, fields(otel.name = %format!("job {}", run.job), run_id = %run.id, job = %run.job))]
     async fn execute(&self, run: Run, _lock: &mut PgConnection) -> RunOutcome {
         let started = Instant::now();
         let outcome = match self.definition(&run.job) {
@@ -188,8 +188,10 @@ impl Executor {
                 in_flight.push(async move {
                     let unit =
                         Unit { job: &run.job, run_id: run.id, tenant: &tenant, user: &user, now, budget, earlier };
-                    let done =
-                        self.run_unit(definition, run, pass, &unit).instrument(tracing::info_span!("unit", n)).await;
+                    let done = self
+                        .run_unit(definition, run, pass, &unit)
+                        .instrument(tracing::info_span!("unit", otel.name = %format!("{} unit", run.job), n))
+                        .await;
                     (tenant, user, done)
                 });
             }

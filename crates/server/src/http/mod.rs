@@ -22,6 +22,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::web;
+use engram_base::telemetry::traces;
 use tracing::Instrument;
 
 use error::ApiError;
@@ -51,7 +52,8 @@ pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
 
 /// Counts and times every request, labelled by route pattern (never the raw path),
 /// and runs it in a span carrying a request id, which the response returns as
-/// `x-request-id` so a client's report can be found in the logs.
+/// `x-request-id` so a client's report can be found in the logs; with traces on, the
+/// span continues the caller's W3C trace.
 pub async fn record_metrics(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -61,8 +63,19 @@ pub async fn record_metrics(
     let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let request_id = uuid::Uuid::now_v7().simple().to_string();
-    let span = tracing::info_span!("request", request_id = %request_id, method = %method, route = %route);
+    let span = tracing::info_span!(
+        "request",
+        otel.name = %format!("{method} {route}"),
+        otel.kind = "server",
+        request_id = %request_id,
+        method = %method,
+        route = %route,
+        http.response.status_code = tracing::field::Empty,
+    );
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    traces::continue_trace(&span, header("traceparent").as_deref(), header("tracestate").as_deref());
     let mut response = next.call(req).instrument(span.clone()).await?;
+    span.record("http.response.status_code", response.status().as_u16());
     if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(actix_web::http::header::HeaderName::from_static("x-request-id"), value);
     }

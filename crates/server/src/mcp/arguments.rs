@@ -43,7 +43,8 @@ pub struct SearchMemory {
     pub user_id: Option<String>,
     /// The question or topic, in the user's words.
     pub query: String,
-    /// What to search: `fact`, `insight` (the default pair), `event` (raw conversation turns),
+    /// What to search: `fact`, `insight`, `event` (raw conversation turns; these three by
+    /// default, so a turn just remembered is found before any job has run), `relation`,
     /// `session_summary`, `period_summary`.
     pub kinds: Option<Vec<String>>,
     /// At most this many results (default 10).

@@ -50,9 +50,10 @@ pub fn describe(name: &str) -> Option<Tool> {
             ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false),
         ),
         "search_memory" => (
-            "Search what is known about the user: facts and insights by default, raw conversation turns with \
-             kinds [\"event\"]. Results come best first with a score; time phrases in the query (\"last week\") \
-             and since/until narrow by time.",
+            "Search what is known about the user: facts, insights and the raw conversation turns (kinds \
+             [\"fact\", \"insight\", \"event\"] by default), so what was just remembered is found at once. \
+             Results come best first with a score; time phrases in the query (\"last week\") and since/until \
+             narrow by time.",
             schema::<SearchMemory>(),
             read(),
         ),
@@ -224,7 +225,9 @@ async fn search_memory(state: &AppState, principal: &Principal, raw: Value) -> R
         limit: args.limit,
         min_score: args.min_score,
         categories: args.categories,
-        kinds: args.kinds,
+        // Over HTTP the default is facts and insights; an agent expects to find what it
+        // was told a moment ago, before `extract_facts` has turned it into a fact.
+        kinds: Some(args.kinds.unwrap_or_else(|| ["fact", "insight", "event"].map(String::from).to_vec())),
         as_of: args.as_of,
         since: args.since,
         until: args.until,
