@@ -154,3 +154,113 @@ fn the_systemd_unit_passes_systemd_analyze_verify() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && said.trim().is_empty(), "systemd-analyze verify: {said}");
 }
+
+/// The shell blocks of docs/operating.md's "Installing a release", in order.
+fn install_steps() -> Vec<String> {
+    let page = std::fs::read_to_string("docs/operating.md").unwrap();
+    let section = page.split("## Installing a release").nth(1).unwrap().split("\n## ").next().unwrap();
+    let blocks: Vec<String> = section
+        .split("```bash\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap().lines().map(str::trim_start).collect::<Vec<_>>().join("\n"))
+        .collect();
+    assert_eq!(blocks.len(), 5, "install, configure, migrate, start, check");
+    blocks
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_documented_install_steps_run_as_written() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the install steps make a system user, which needs root (CI runs as root)");
+        return;
+    }
+    let root = tempfile::Builder::new().prefix("engram-host").tempdir_in("/tmp").unwrap();
+    let host = root.path().display().to_string();
+    std::fs::set_permissions(root.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for dir in ["etc/systemd/system", "var/lib/engram"] {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+    }
+    let dist = tempfile::tempdir().unwrap();
+    let packaged = Command::new("scripts/package")
+        .args(["--binary", env!("CARGO_BIN_EXE_engram"), "--out"])
+        .arg(dist.path())
+        .output()
+        .unwrap();
+    assert!(packaged.status.success(), "{}", String::from_utf8_lossy(&packaged.stderr));
+    let tarball = String::from_utf8(packaged.stdout).unwrap().trim().lines().last().unwrap().to_owned();
+    let url = empty_database().await;
+    let port = crate::tls_fixtures::closed_port();
+    let on_host = |block: &str| {
+        block
+            .replace("/opt/engram", &format!("{host}/opt/engram"))
+            .replace("/etc/", &format!("{host}/etc/"))
+            .replace(
+                "postgres://engram:PASSWORD@db.internal:5432/engram?sslmode=verify-full&sslrootcert=/etc/engram/db-ca.pem",
+                &url,
+            )
+            .replace(&format!("postgres://engram:PASSWORD@db.internal:5432/engram?sslmode=verify-full&sslrootcert={host}/etc/engram/db-ca.pem"), &url)
+            .replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"))
+    };
+    let shell = |script: &str| {
+        let out =
+            Command::new("bash").args(["-euo", "pipefail", "-c", script]).current_dir(dist.path()).output().unwrap();
+        assert!(out.status.success(), "{script}\n{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let [install, configure, migrate, start, check] = <[String; 5]>::try_from(install_steps()).unwrap();
+    let name = std::path::Path::new(&tarball).file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(install.contains(&name), "the docs name the tarball scripts/package makes ({name})");
+
+    shell(&on_host(&install));
+    // "Edit engram.toml": this host listens on a free loopback port.
+    let toml = root.path().join("etc/engram/engram.toml");
+    let edited = std::fs::read_to_string(&toml).unwrap().replace("0.0.0.0:8080", &format!("127.0.0.1:{port}"));
+    std::fs::write(&toml, edited).unwrap();
+    shell(&on_host(&configure));
+    assert!(shell(&on_host(&migrate)).contains("migrations applied"));
+
+    // What `systemctl enable --now engram` starts: the unit's ExecStart, as its user, with its environment.
+    assert!(start.contains("systemctl daemon-reload && systemctl enable --now engram"));
+    let unit = std::fs::read_to_string(root.path().join("etc/systemd/system/engram.service")).unwrap();
+    let setting = |key: &str| unit.lines().find_map(|l| l.strip_prefix(key)).unwrap().to_owned();
+    let exec = on_host(&setting("ExecStart="));
+    let state = format!("{host}/var/lib/engram");
+    shell(&format!("chown engram {state}"));
+    let environment = on_host(setting("EnvironmentFile=").trim_start_matches('-'));
+    let variables: Vec<(String, String)> = std::fs::read_to_string(&environment)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+        .collect();
+    let id = |flag: &str| shell(&format!("id {flag} {}", setting("User="))).trim().parse::<u32>().unwrap();
+    let mut words = exec.split_whitespace();
+    let mut server = Command::new(words.next().unwrap());
+    std::os::unix::process::CommandExt::uid(&mut server, id("-u"));
+    std::os::unix::process::CommandExt::gid(&mut server, id("-g"));
+    let mut server = server
+        .args(words)
+        .env_clear()
+        .envs(variables)
+        .env("ENGRAM_HOME", &state)
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(&state)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let client = crate::helpers::http_client();
+    for _ in 0..300 {
+        if client.get(format!("http://127.0.0.1:{port}/healthz")).send().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let checked = shell(&format!("set -a; . {environment}; set +a\n{}", on_host(&check)));
+
+    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
+    let stopped = server.wait().unwrap();
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut log).unwrap();
+    assert!(checked.starts_with("{\"status\":\"ready\"}"), "/readyz: {checked}\n{log}");
+    assert!(checked.trim().lines().last().unwrap().starts_with("egm_"), "a key was made: {checked}");
+    assert!(stopped.success(), "{log}");
+}

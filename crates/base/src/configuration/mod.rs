@@ -190,9 +190,6 @@ impl Settings {
         if let Err(err) = regex::RegexSet::new(self.corrections.patterns.iter().map(|p| format!("(?i){p}"))) {
             return invalid("corrections.patterns", &err.to_string());
         }
-        if let Some(path) = &self.tls.ca_file {
-            crate::tls::read_certificates(path).map_err(ConfigError::Invalid)?;
-        }
         if self.server.tls_cert.is_some() != self.server.tls_key.is_some() {
             return invalid("server.tls_cert", "and server.tls_key go together: set both to serve HTTPS, or neither");
         }

@@ -64,8 +64,11 @@ impl EmbeddedPostgres {
         self.port
     }
 
+    /// Plain TCP on loopback: the embedded server is built without TLS, and asking for it
+    /// first would cost every new connection a round trip.
     pub fn connect_options(&self, database: &str) -> PgConnectOptions {
         PgConnectOptions::new()
+            .ssl_mode(sqlx::postgres::PgSslMode::Disable)
             .host("127.0.0.1")
             .port(self.port)
             .username(SUPERUSER)
