@@ -87,6 +87,30 @@ pub fn http_client() -> reqwest::Client {
     http_builder().build().expect("an HTTP client")
 }
 
+/// What `/readyz` first answers on `port` once something listens there, within 30 s
+/// (0 when nothing did).
+pub async fn first_readiness(port: u16) -> u16 {
+    let client = http_client();
+    for _ in 0..300 {
+        if let Ok(response) = client.get(format!("http://127.0.0.1:{port}/readyz")).send().await {
+            return response.status().as_u16();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    0
+}
+
+/// Stops an `engram` process with SIGTERM: whether it exited cleanly, and its log.
+pub fn stop(mut child: std::process::Child) -> (bool, String) {
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().expect("the process ends");
+    let mut log = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut stderr, &mut log).expect("its log reads");
+    }
+    (status.success(), log)
+}
+
 impl TestApp {
     /// A new key for `tenant` with `scopes` (comma-separated).
     pub async fn key(&self, tenant: &str, scopes: &str) -> String {

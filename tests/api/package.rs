@@ -5,22 +5,26 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use sqlx::{ConnectOptions, Connection};
+
+/// `scripts/package --binary <the test build> --out dist`: the tarball's path.
+fn package(dist: &Path) -> String {
+    let packaged = Command::new("scripts/package")
+        .args(["--binary", env!("CARGO_BIN_EXE_engram"), "--out"])
+        .arg(dist)
+        .output()
+        .unwrap();
+    assert!(packaged.status.success(), "{}", String::from_utf8_lossy(&packaged.stderr));
+    String::from_utf8(packaged.stdout).unwrap().trim().lines().last().unwrap().to_owned()
+}
 
 /// `scripts/package --binary <the test build>`, extracted into a new folder: the
 /// release's root folder.
 fn extracted_release(into: &Path) -> PathBuf {
     let dist = tempfile::tempdir().unwrap();
-    let packaged = Command::new("scripts/package")
-        .args(["--binary", env!("CARGO_BIN_EXE_engram"), "--out"])
-        .arg(dist.path())
-        .output()
-        .unwrap();
-    assert!(packaged.status.success(), "{}", String::from_utf8_lossy(&packaged.stderr));
-    let tarball = String::from_utf8(packaged.stdout).unwrap().trim().lines().last().unwrap().to_owned();
+    let tarball = package(dist.path());
     let untar = Command::new("tar").args(["-xzf", &tarball, "-C"]).arg(into).output().unwrap();
     assert!(untar.status.success(), "{}", String::from_utf8_lossy(&untar.stderr));
     let root = std::fs::read_dir(into).unwrap().next().unwrap().unwrap().path();
@@ -85,21 +89,14 @@ async fn the_release_extracted_anywhere_migrates_serves_runs_a_job_and_stops_cle
         .unwrap()
         .to_owned();
     let port = crate::tls_fixtures::closed_port();
-    let mut server =
+    let server =
         release_command(&root, cwd.path(), &url, &["serve", "--role", "api", "--bind", &format!("127.0.0.1:{port}")])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
     let base = format!("http://127.0.0.1:{port}");
     let client = crate::helpers::http_client();
-    let mut ready = false;
-    for _ in 0..300 {
-        if let Ok(response) = client.get(format!("{base}/readyz")).send().await {
-            ready = response.status() == 200;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let ready = crate::helpers::first_readiness(port).await == 200;
     assert!(ready, "the release's /readyz answers 200");
 
     let said = "I moved to Lisbon last spring and I work at Feedzai as a data engineer.";
@@ -128,11 +125,8 @@ async fn the_release_extracted_anywhere_migrates_serves_runs_a_job_and_stops_cle
         found["results"].as_array().unwrap().iter().filter_map(|r| r["content"].as_str()).collect();
     assert!(contents.iter().any(|c| c.contains("Feedzai")), "{found}");
 
-    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
-    let stopped = server.wait().unwrap();
-    let mut log = String::new();
-    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut log).unwrap();
-    assert!(stopped.success(), "SIGTERM stops it cleanly: {log}");
+    let (stopped, log) = crate::helpers::stop(server);
+    assert!(stopped, "SIGTERM stops it cleanly: {log}");
     assert!(!log.contains("jobs.dir") && !log.contains("missing"), "it found its files: {log}");
     assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "nothing was written where it was started");
 }
@@ -181,13 +175,7 @@ async fn the_documented_install_steps_run_as_written() {
         std::fs::create_dir_all(root.path().join(dir)).unwrap();
     }
     let dist = tempfile::tempdir().unwrap();
-    let packaged = Command::new("scripts/package")
-        .args(["--binary", env!("CARGO_BIN_EXE_engram"), "--out"])
-        .arg(dist.path())
-        .output()
-        .unwrap();
-    assert!(packaged.status.success(), "{}", String::from_utf8_lossy(&packaged.stderr));
-    let tarball = String::from_utf8(packaged.stdout).unwrap().trim().lines().last().unwrap().to_owned();
+    let tarball = package(dist.path());
     let url = empty_database().await;
     let port = crate::tls_fixtures::closed_port();
     let on_host = |block: &str| {
@@ -237,7 +225,7 @@ async fn the_documented_install_steps_run_as_written() {
     let mut server = Command::new(words.next().unwrap());
     std::os::unix::process::CommandExt::uid(&mut server, id("-u"));
     std::os::unix::process::CommandExt::gid(&mut server, id("-g"));
-    let mut server = server
+    let server = server
         .args(words)
         .env_clear()
         .envs(variables)
@@ -247,20 +235,11 @@ async fn the_documented_install_steps_run_as_written() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let client = crate::helpers::http_client();
-    for _ in 0..300 {
-        if client.get(format!("http://127.0.0.1:{port}/healthz")).send().await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    crate::helpers::first_readiness(port).await;
     let checked = shell(&format!("set -a; . {environment}; set +a\n{}", on_host(&check)));
 
-    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
-    let stopped = server.wait().unwrap();
-    let mut log = String::new();
-    std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut log).unwrap();
+    let (stopped, log) = crate::helpers::stop(server);
     assert!(checked.starts_with("{\"status\":\"ready\"}"), "/readyz: {checked}\n{log}");
     assert!(checked.trim().lines().last().unwrap().starts_with("egm_"), "a key was made: {checked}");
-    assert!(stopped.success(), "{log}");
+    assert!(stopped, "{log}");
 }

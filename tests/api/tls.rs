@@ -127,7 +127,7 @@ async fn the_log_of_a_serving_engram_names_the_tls_failure() {
     let stub = start_model_stub(&cert, &key);
     let (_db, url) = crate::helpers::fresh_database().await;
     let port = closed_port();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
         .args(["serve", "--role", "api", "--bind", &format!("127.0.0.1:{port}")])
         .env("ENGRAM_DATABASE__URL", &url)
         .env("ENGRAM_LOG__FILTER", "warn")
@@ -138,21 +138,10 @@ async fn the_log_of_a_serving_engram_names_the_tls_failure() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let client = crate::helpers::http_client();
-    let mut status = 0;
-    for _ in 0..100 {
-        if let Ok(response) = client.get(format!("http://127.0.0.1:{port}/readyz")).send().await {
-            status = response.status().as_u16();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status_after = child.wait().unwrap();
-    let mut log = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
+    let status = crate::helpers::first_readiness(port).await;
+    let (stopped, log) = crate::helpers::stop(child);
     assert_eq!(status, 503, "{log}");
-    assert!(status_after.success(), "{log}");
+    assert!(stopped, "{log}");
     assert!(log.contains("unknown certificate authority"), "{log}");
 }
 

@@ -111,18 +111,13 @@ async fn a_request_its_model_calls_and_a_job_run_arrive_as_linked_spans_without_
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
     let api_key = String::from_utf8(made.stdout).unwrap().trim().lines().last().unwrap().to_owned();
     let port = closed_port();
-    let mut server = engram(&["serve", "--role", "api", "--bind", &format!("127.0.0.1:{port}")])
+    let server = engram(&["serve", "--role", "api", "--bind", &format!("127.0.0.1:{port}")])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
     let client = http_client();
-    for _ in 0..200 {
-        if client.get(format!("{base}/healthz")).send().await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    assert_eq!(crate::helpers::first_readiness(port).await, 200);
     let posted = client
         .post(format!("{base}/v1/events"))
         .bearer_auth(&api_key)
@@ -142,8 +137,8 @@ async fn a_request_its_model_calls_and_a_job_run_arrive_as_linked_spans_without_
     assert_eq!(searched.status(), 200);
     let ran = engram(&["job", "run", "extract_facts"]).output().unwrap();
     assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
-    unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
-    assert!(server.wait().unwrap().success());
+    let (stopped, log) = crate::helpers::stop(server);
+    assert!(stopped, "{log}");
 
     let mut received = Vec::new();
     for _ in 0..100 {

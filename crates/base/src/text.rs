@@ -1,5 +1,5 @@
-//! Plain-text helpers for the consolidation jobs: sentences, small talk, and the
-//! sensitive data that must never become a memory.
+//! Plain-text helpers for the consolidation jobs: sentences, small talk, token
+//! estimates. Secrets are [`crate::secrets`]'.
 
 use std::sync::LazyLock;
 
@@ -79,78 +79,26 @@ pub fn is_small_talk(sentence: &str) -> bool {
         || CJK_QUESTION.is_match(s)
 }
 
-/// Sensitive data that never goes into memories or summaries.
-static SENSITIVE: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
-    [
-        ("email", r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
-        ("api_key", r"\b(sk|pk|rk)-[A-Za-z0-9_-]{12,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}"),
-        // The words before the secret stay: "my bank password is [password]".
-        ("password", r"(?i)(?:\b(?:password|passwd|passcode|pwd|pin(?: code| number)?)\b(?:\s+(?:for|to|of|on|at)\s+[\w '-]{1,30}?)?\s*(?:is|was|:|=|=>)|(?:密码|口令|PIN码)\s*(?:是|为|:|：|=))\s*(?P<secret>[^\s，。,]+)"),
-        // Digits are bounded by non-digits rather than `\b`: Chinese text puts no space
-        // between a word and a number ("身份证号码是1101…").
-        ("card_number", r"(?:^|[^0-9])(?P<secret>\d{4}[ -]?\d{4}[ -]?\d{4}[ -]?\d{1,7})(?:[^0-9]|$)"),
-        ("id_number", r"(?:^|[^0-9])(?P<secret>\d{17}[\dXx]|\d{3}-\d{2}-\d{4})(?:[^0-9A-Za-z]|$)"),
-        ("phone", r"(?:^|[^0-9])(?P<secret>\+?\d[\d ().-]{7,}\d)(?:[^0-9]|$)"),
-    ]
-    .into_iter()
-    .map(|(kind, pattern)| (kind, Regex::new(pattern).expect("a valid pattern")))
-    .collect()
-});
+/// What a stored turn says once something it stated was forgotten.
+pub const DELETED: &str = "[deleted]";
 
-/// A phone number has at least 9 digits (a date like 2024-01-15 has 8).
-fn counts(kind: &str, found: &str) -> bool {
-    kind != "phone" || found.chars().filter(char::is_ascii_digit).count() >= 9
-}
+/// A marker a redaction or a deletion left: `[deleted]`, `[password]`, `[card number]`.
+static MARKER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[[a-z ]{2,24}\]").expect("a valid pattern"));
 
-/// The kinds of sensitive data in `text` (empty when there is none).
-pub fn sensitive_kinds(text: &str) -> Vec<&'static str> {
-    SENSITIVE
-        .iter()
-        .filter(|(kind, re)| re.find_iter(text).any(|m| counts(kind, m.as_str())))
-        .map(|(kind, _)| *kind)
-        .collect()
-}
-
-/// How a piece of sensitive data of `kind` reads once redacted.
-pub fn marker(kind: &str) -> &'static str {
-    match kind {
-        "password" => "[password]",
-        "api_key" => "[api key]",
-        "card_number" => "[card number]",
-        "id_number" => "[national id]",
-        "phone" => "[phone]",
-        "email" => "[email]",
-        _ => "[redacted]",
+/// A turn as an agent should read it: without the `[deleted]` markers of what was
+/// forgotten, or `None` when nothing worth reading is left — only markers, punctuation,
+/// or an acknowledgement that followed what is gone. Nothing here says something was
+/// removed, and nothing is spent on it.
+pub fn visible(turn: &str) -> Option<String> {
+    let edited = turn.contains(DELETED);
+    let text = turn.split(DELETED).map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ");
+    let text = text.trim_start_matches(|c: char| c.is_ascii_punctuation() && c != '[' || c.is_whitespace()).to_owned();
+    let words = MARKER.replace_all(&text, " ");
+    let words = words.trim();
+    if !words.chars().any(char::is_alphanumeric) || (edited && ACKNOWLEDGEMENT.is_match(words)) {
+        return None;
     }
-}
-
-/// `text` with every piece of sensitive data replaced by its [`marker`].
-pub fn redact(text: &str) -> String {
-    redact_kinds(text, |_| true)
-}
-
-/// `text` with the sensitive data of the kinds `wanted` accepts replaced by their
-/// [`marker`]s; the words that introduce a password stay.
-pub fn redact_kinds(text: &str, wanted: impl Fn(&str) -> bool) -> String {
-    let mut out = text.to_owned();
-    for (kind, re) in SENSITIVE.iter().filter(|(kind, _)| wanted(kind)) {
-        out = re
-            .replace_all(&out, |caps: &regex::Captures| {
-                let whole = caps.get(0).expect("the whole match");
-                match caps.name("secret") {
-                    _ if !counts(kind, whole.as_str()) => whole.as_str().to_owned(),
-                    Some(secret) => {
-                        let text = whole.as_str();
-                        let (before, after) =
-                            (&text[..secret.start() - whole.start()], &text[secret.end() - whole.start()..]);
-                        format!("{before}{}{after}", marker(kind))
-                    }
-                    None => marker(kind).to_owned(),
-                }
-            })
-            .into_owned();
-    }
-    out
+    Some(text)
 }
 
 /// Estimated tokens of `text`, conservatively for common tokenizers: every CJK
@@ -179,6 +127,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_turn_reads_without_what_was_forgotten_or_not_at_all() {
+        assert_eq!(visible("[deleted] I don't want it stored.").as_deref(), Some("I don't want it stored."));
+        assert_eq!(
+            visible("I moved in May. [deleted] The rest is fine.").as_deref(),
+            Some("I moved in May. The rest is fine.")
+        );
+        assert_eq!(visible("[deleted]"), None);
+        assert_eq!(visible("[deleted] [deleted]"), None);
+        assert_eq!(visible("  "), None);
+        assert_eq!(visible("[deleted] Thanks!"), None);
+        assert_eq!(visible("[password]"), None);
+        assert_eq!(visible("Thanks!").as_deref(), Some("Thanks!"));
+        assert_eq!(visible("my pin is [password]").as_deref(), Some("my pin is [password]"));
+    }
+
+    #[test]
     fn lines_are_dated_with_weekday_day_month_and_year() {
         let at = "2023-05-08T13:56:00Z".parse().unwrap();
         assert_eq!(dated(at, "user: hi"), "[Mon 8 May 2023] user: hi");
@@ -201,30 +165,5 @@ mod tests {
         for s in ["We use PostgreSQL for billing.", "我们用 MySQL", "I prefer dark mode"] {
             assert!(!is_small_talk(s), "{s}");
         }
-    }
-
-    #[test]
-    fn sensitive_data_is_found_and_redacted() {
-        assert_eq!(sensitive_kinds("mail me at ann.lee@example.com"), ["email"]);
-        assert_eq!(sensitive_kinds("my key is sk-abcdefghijklmnop1234"), ["api_key"]);
-        assert!(sensitive_kinds("call me on +1 415 555 0199").contains(&"phone"));
-        assert!(sensitive_kinds("我的手机号是 13812345678").contains(&"phone"));
-        assert!(sensitive_kinds("card 4111 1111 1111 1111").contains(&"card_number"));
-        assert_eq!(sensitive_kinds("my password is hunter2"), ["password"]);
-        assert!(sensitive_kinds("We run PostgreSQL 18 on 3 nodes since 2024-01-15").is_empty());
-        assert_eq!(redact("write to ann@example.com"), "write to [email]");
-        assert_eq!(redact("my bank password is Tr0ub4dor&3"), "my bank password is [password]");
-        assert_eq!(
-            redact("the wifi password for the office is hunter2!"),
-            "the wifi password for the office is [password]"
-        );
-        assert_eq!(redact("我的银行卡密码是 882931，别告诉别人"), "我的银行卡密码是 [password]，别告诉别人");
-        assert_eq!(redact("SSN 123-45-6789"), "SSN [national id]");
-        assert_eq!(redact("We're going camping next month."), "We're going camping next month.");
-        assert_eq!(redact("My PIN: 4821"), "My PIN: [password]");
-        assert_eq!(
-            redact_kinds("call +1 415 555 0199, key sk-abcdefghijklmnop1234", |k| k == "api_key"),
-            "call +1 415 555 0199, key [api key]"
-        );
     }
 }

@@ -4,6 +4,7 @@
 //! Unknown keys and mistyped values are startup errors that name the key.
 
 mod graph;
+mod ingest;
 mod rerank;
 mod search;
 mod sections;
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use graph::GraphSettings;
+pub use ingest::{IngestSettings, SENSITIVE_KINDS};
 pub use rerank::RerankSettings;
 pub use search::SearchSettings;
 pub use sections::*;
@@ -112,11 +114,8 @@ impl Settings {
         {
             return invalid("database.embedded_shared_buffers", "expected `auto` or a size like 512MB or 2GB");
         }
-        if let Some(kind) = self.ingest.redact.iter().find(|k| !sections::SENSITIVE_KINDS.contains(&k.as_str())) {
-            return invalid(
-                "ingest.redact",
-                &format!("`{kind}` is not one of {}", sections::SENSITIVE_KINDS.join(", ")),
-            );
+        if let Some(kind) = self.ingest.redact.iter().find(|k| !SENSITIVE_KINDS.contains(&k.as_str())) {
+            return invalid("ingest.redact", &format!("`{kind}` is not one of {}", SENSITIVE_KINDS.join(", ")));
         }
         if self.database.max_connections == 0 {
             return invalid("database.max_connections", "must be at least 1");

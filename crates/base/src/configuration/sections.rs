@@ -169,36 +169,6 @@ impl Default for DatabaseSettings {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct IngestSettings {
-    /// A session without an explicit id ends after this many idle minutes.
-    pub session_idle_minutes: u32,
-    pub max_batch_events: usize,
-    pub max_content_bytes: usize,
-    pub max_metadata_bytes: usize,
-    /// Kinds of sensitive data replaced by a marker (`[password]`) in every turn before it
-    /// is stored: the original is kept nowhere. Kinds not listed (by default a phone
-    /// number and an email, which a user may want remembered) are stored in the turn and
-    /// kept out of facts and summaries. One of [`SENSITIVE_KINDS`].
-    pub redact: Vec<String>,
-}
-
-/// The kinds of sensitive data engram recognises.
-pub const SENSITIVE_KINDS: &[&str] = &["password", "api_key", "card_number", "id_number", "phone", "email"];
-
-impl Default for IngestSettings {
-    fn default() -> Self {
-        Self {
-            session_idle_minutes: 30,
-            max_batch_events: 1000,
-            max_content_bytes: 32 * 1024,
-            max_metadata_bytes: 16 * 1024,
-            redact: ["password", "api_key", "card_number", "id_number"].map(String::from).to_vec(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
 pub struct CorrectionSettings {
     /// Case-insensitive regular expressions for user messages that correct the agent.
     pub patterns: Vec<String>,

@@ -31,7 +31,7 @@ pub fn assemble(sections: Vec<Section>, max_tokens: usize) -> Context {
         let heading_tokens = estimate_tokens(heading) + 1;
         let mut wrote_heading = false;
         for candidate in lines {
-            if seen.contains(&candidate.id) {
+            if seen.contains(&candidate.id) || candidate.content.trim().is_empty() {
                 continue;
             }
             let line = format!("- {}", candidate.content.replace('\n', " "));

@@ -53,10 +53,9 @@ pub(super) async fn latest_turns(
     rows.reverse();
     Ok(rows
         .into_iter()
-        .map(|(id, role, content, at)| Candidate {
-            id: id.to_string(),
-            kind: ResultKind::Event,
-            content: said(at, Some(role), &content),
+        .filter_map(|(id, role, content, at)| {
+            let content = engram_base::text::visible(&content)?;
+            Some(Candidate { id: id.to_string(), kind: ResultKind::Event, content: said(at, Some(role), &content) })
         })
         .collect())
 }

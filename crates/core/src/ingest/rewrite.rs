@@ -10,8 +10,7 @@ use uuid::Uuid;
 use crate::sessions::summaries;
 use engram_base::domain::{TenantId, UserId};
 
-/// What a turn says once something it stated is gone.
-pub const DELETED: &str = "[deleted]";
+pub use engram_base::text::DELETED;
 
 /// What a rewrite changed.
 #[derive(Debug, Default, Clone)]

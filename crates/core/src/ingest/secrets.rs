@@ -1,21 +1,27 @@
-//! Secrets kept out of every tier: before a turn is stored, the sensitive data of the
-//! kinds `ingest.redact` lists (passwords, API keys, card and national id numbers by
-//! default) is replaced by a marker such as `[password]`. The turn's other words stay
-//! searchable; the original is kept nowhere, so no vector, summary, fact, graph row,
-//! export or log can hold it.
+//! Secrets kept out of every tier: before a turn is stored, the secrets of the kinds
+//! `ingest.redact` lists (every kind but phone numbers and e-mail addresses by default)
+//! are replaced by a marker such as `[password]`, in its content and in every string of
+//! its metadata. The turn's other words stay searchable; the original is kept nowhere,
+//! so no vector, summary, fact, graph row, export or log can hold it.
 
 use engram_base::domain::NewEvent;
-use engram_base::text::redact_kinds;
+use engram_base::secrets::{redact_json, redact_kinds};
 
-/// Redacts `kinds` in every event's content; returns how many events changed.
+/// Redacts `kinds` in every event's content and metadata; returns how many events changed.
 pub fn redact_events(events: &mut [NewEvent], kinds: &[String]) -> usize {
     if kinds.is_empty() {
         return 0;
     }
+    let wanted = |kind: &str| kinds.iter().any(|k| k == kind);
     let mut changed = 0;
     for event in events {
-        let redacted = redact_kinds(&event.content, |kind| kinds.iter().any(|k| k == kind));
-        if redacted != event.content {
+        let redacted = redact_kinds(&event.content, wanted);
+        let mut metadata = serde_json::Value::Object(std::mem::take(&mut event.metadata));
+        let metadata_changed = redact_json(&mut metadata, &wanted);
+        if let serde_json::Value::Object(map) = metadata {
+            event.metadata = map;
+        }
+        if redacted != event.content || metadata_changed {
             event.content = redacted;
             changed += 1;
         }

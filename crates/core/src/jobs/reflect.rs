@@ -19,7 +19,7 @@ use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::memories::{self, CATEGORIES, NewMemory, lifecycle};
 use engram_base::models::TokenBudget;
-use engram_base::text::sensitive_kinds;
+use engram_base::secrets::sensitive_kinds;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]

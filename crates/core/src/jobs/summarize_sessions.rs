@@ -18,7 +18,8 @@ use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Summary};
 use engram_base::domain::Role;
 use engram_base::models::{Embedding, Prompt, TokenBudget};
-use engram_base::text::{estimate_tokens, is_small_talk, redact, sentences, word_count};
+use engram_base::secrets::{redact, sensitive_kinds};
+use engram_base::text::{estimate_tokens, is_small_talk, sentences, word_count};
 
 /// Session summaries' vectors, for `reembed`.
 pub const VECTORS: engram_base::stored_vectors::VectorColumn = engram_base::stored_vectors::VectorColumn {
@@ -197,7 +198,7 @@ pub(super) async fn select_sentences(models: &Models, texts: &[&str], max_tokens
     let all: Vec<String> = texts
         .iter()
         .flat_map(|text| sentences(text).into_iter().map(str::to_owned).collect::<Vec<_>>())
-        .filter(|s| !is_small_talk(s) && word_count(s) >= 3 && engram_base::text::sensitive_kinds(s).is_empty())
+        .filter(|s| !is_small_talk(s) && word_count(s) >= 3 && sensitive_kinds(s).is_empty())
         .collect();
     if all.is_empty() {
         return Ok(String::new());

@@ -108,6 +108,11 @@ pub async fn run(
     }
     scans.give_back();
     results.retain(|r| r.score >= query.min_score);
+    // A turn is shown without what was forgotten from it, or not at all.
+    results.retain_mut(|r| match r.kind {
+        ResultKind::Event => engram_base::text::visible(&r.content).map(|text| r.content = text).is_some(),
+        _ => true,
+    });
     let mut results = score::one_slot_per_turn(results);
     results.truncate(query.limit);
     Ok(results)

@@ -18,7 +18,7 @@ use super::{Event, ExtractParams};
 use crate::memories::CATEGORIES;
 use engram_base::models::answers::{said_in, says_nothing};
 use engram_base::models::{ModelError, TokenBudget};
-use engram_base::text::sensitive_kinds;
+use engram_base::secrets::sensitive_kinds;
 
 /// Compiled trigger patterns, by their source list.
 type TriggerCache = std::sync::Mutex<HashMap<Vec<String>, Arc<Vec<regex::Regex>>>>;

@@ -28,7 +28,8 @@ use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::privacy::forget;
 use engram_base::domain::Role;
-use engram_base::text::{redact, sensitive_kinds, sentences};
+use engram_base::secrets::{redact, sensitive_kinds};
+use engram_base::text::sentences;
 use llm::{triggers, with_llm};
 use store::{open_corrections, store};
 
