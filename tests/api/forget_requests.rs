@@ -14,7 +14,7 @@ const CONVERSATIONS: &str = include_str!("data/forget_requests.json");
 const HELD_OUT: &str = include_str!("data/forget_requests_heldout.json");
 
 /// What a user's read routes serve for `query`, as one text.
-async fn served(app: &TestApp, key: &str, user: &str, query: &str) -> String {
+pub async fn served(app: &TestApp, key: &str, user: &str, query: &str) -> String {
     let mut text = String::new();
     for kinds in
         [json!(["fact", "insight"]), json!(["event"]), json!(["relation", "session_summary", "period_summary"])]

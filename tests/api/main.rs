@@ -45,5 +45,6 @@ mod secrets;
 mod sharper_facts;
 mod tls;
 mod tls_fixtures;
+mod topic_forgets;
 mod traces;
 mod user_indexes;

@@ -108,6 +108,15 @@ const SAID: &[(&str, &str)] = &[
     ("the API key for the weather service is 7b1e4c9a2f6d8e0b3c5a", "7b1e4c9a2f6d8e0b3c5a"),
     ("访问令牌：a8F3kL9qZ2xW7mN4pR6t", "a8F3kL9qZ2xW7mN4pR6t"),
     ("密钥是 Qm9vZ2xlU2VjcmV0S2V5MTIz", "Qm9vZ2xlU2VjcmV0S2V5MTIz"),
+    ("这是我的AWS访问密钥 AKIAQ7XWZ3N5RTYU8KLM，先帮我存着", "AKIAQ7XWZ3N5RTYU8KLM"),
+    ("我们的OpenAI密钥：sk-proj-Zx9Cv8Bn7Mq6Wl5Ek4Rj3Th2", "sk-proj-Zx9Cv8Bn7Mq6Wl5Ek4Rj3Th2"),
+    ("数据库连接串是 mysql://root:Mima2024x@10.0.0.5:3306/shop", "Mima2024x"),
+    ("接口调用要带上 Bearer Tk8Lq2Zp5Xw9Rv3Nm7Hc1 这个令牌", "Tk8Lq2Zp5Xw9Rv3Nm7Hc1"),
+    (
+        "服务器私钥如下 -----BEGIN EC PRIVATE KEY----- MHcCAQEEIGlvZWxzZUtleQ -----END EC PRIVATE KEY-----",
+        "MHcCAQEEIGlvZWxzZUtleQ",
+    ),
+    ("我在美国的社会安全号码是 287-65-4321", "287-65-4321"),
 ];
 
 /// Sentences that only look like they hold a secret, with a word to find each by.

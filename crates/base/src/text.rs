@@ -91,6 +91,10 @@ static MARKER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[[a-z ]{2,24}\]"
 /// removed, and nothing is spent on it.
 pub fn visible(turn: &str) -> Option<String> {
     let edited = turn.contains(DELETED);
+    if !edited {
+        // A turn nothing was taken from is shown exactly as it was said.
+        return MARKER.replace_all(turn, " ").chars().any(char::is_alphanumeric).then(|| turn.to_owned());
+    }
     let text = turn.split(DELETED).map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ");
     let text = text.trim_start_matches(|c: char| c.is_ascii_punctuation() && c != '[' || c.is_whitespace()).to_owned();
     let words = MARKER.replace_all(&text, " ");
@@ -139,6 +143,7 @@ mod tests {
         assert_eq!(visible("[deleted] Thanks!"), None);
         assert_eq!(visible("[password]"), None);
         assert_eq!(visible("Thanks!").as_deref(), Some("Thanks!"));
+        assert_eq!(visible("\"Quoted,\" she said. ").as_deref(), Some("\"Quoted,\" she said. "));
         assert_eq!(visible("my pin is [password]").as_deref(), Some("my pin is [password]"));
     }
 

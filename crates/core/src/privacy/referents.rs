@@ -207,8 +207,14 @@ fn by_topic(said: &mut [Said], topic: &str, topic_v: &Embedding, vectors: &[Embe
             said[i].gone = true;
         }
     }
-    // Going on about what goes: the user's next turn, opening with a word that points back.
+    // Going on about what goes: the next sentence of the same turn, or the user's next
+    // turn, opening with a word that points back ("It was devastating.", "他经常值夜班").
     for i in 1..said.len() {
+        let same_turn = said[i - 1].turn.id == said[i].turn.id;
+        if same_turn && said[i - 1].gone && said[i].turn.role == Role::User && CONTINUES.is_match(&said[i].text) {
+            said[i].gone = true;
+            continue;
+        }
         let previous_user =
             (0..i).rev().find(|&j| said[j].turn.role == Role::User && said[j].turn.id != said[i].turn.id);
         // "It is." alone says nothing of its own: it stays.
@@ -235,7 +241,7 @@ pub fn names(text: &str, topic: &str) -> bool {
     let words: HashSet<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let stem = |w: &str| w.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(w).to_owned();
     let stems: HashSet<String> = words.iter().map(|w| stem(w)).collect();
-    topic.to_lowercase().split_whitespace().any(|word| {
+    topic.to_lowercase().split(|c: char| c.is_whitespace() || c == '-').any(|word| {
         let han: Vec<char> = word.chars().filter(|c| is_han(*c)).collect();
         if han.len() >= 2 {
             return han.windows(2).any(|pair| lower.contains(&pair.iter().collect::<String>()));

@@ -72,6 +72,10 @@ static ABOUT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+/// Chinese: a topic named before the request ("关于我男朋友的事情，请你全部忘掉吧").
+static ZH_ABOUT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:关于|有关)(?P<what>[^，。！？,!?；]{1,24})").expect("a valid pattern"));
+
 /// English: taking back what was just said, with no object.
 static EN_TAKE_BACK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -134,11 +138,12 @@ pub fn detect(sentence: &str) -> Option<Request> {
     let (mut request, cue_at) = detect_english(s).or_else(|| detect_chinese(s))?;
     if request.points_back {
         // "Hey, about the pay thing — I don't want that on file."
-        if let Some(about) = ABOUT.captures(&s[..cue_at]).or_else(|| ABOUT.captures(s)) {
-            let topic = topic_words(&about["what"]);
-            if !topic.is_empty() {
-                (request.topic, request.points_back) = (topic, false);
-            }
+        let named = match ABOUT.captures(&s[..cue_at]).or_else(|| ABOUT.captures(s)) {
+            Some(about) => topic_words(&about["what"]),
+            None => ZH_ABOUT.captures(s).map(|about| zh_topic(&about["what"])).unwrap_or_default(),
+        };
+        if !named.is_empty() {
+            (request.topic, request.points_back) = (named, false);
         }
     }
     let before = &s[..cue_at];
