@@ -27,8 +27,8 @@ impl Trust {
     pub fn new(ca_file: Option<&Path>) -> Result<Self, String> {
         let mut roots = RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        // Certificates the platform has but rustls cannot parse are skipped, as curl does.
-        let (_, _) = roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+        // A platform certificate rustls cannot parse is skipped; the rest still count.
+        roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
         if let Some(path) = ca_file {
             let certs = read_certificates(path)?;
             for cert in certs {
@@ -134,7 +134,6 @@ pub enum ConnectFailure {
     Refused,
     TimedOut,
     HostNotFound,
-    Other(String),
 }
 
 impl ConnectFailure {
@@ -241,7 +240,6 @@ impl fmt::Display for ConnectFailure {
             Self::Refused => f.write_str("connection refused (is the server running on that port?)"),
             Self::TimedOut => f.write_str("timed out"),
             Self::HostNotFound => f.write_str("the host name does not resolve"),
-            Self::Other(why) => f.write_str(why),
         }
     }
 }

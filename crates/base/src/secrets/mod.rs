@@ -129,6 +129,10 @@ pub fn redact_json(value: &mut Value, wanted: &impl Fn(&str) -> bool) -> bool {
                     *text = label("secret").to_owned();
                     true
                 }
+                Value::Number(_) if named => {
+                    *item = Value::String(label("secret").to_owned());
+                    true
+                }
                 _ => redact_json(item, wanted) | changed,
             }
         }),

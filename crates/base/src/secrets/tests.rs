@@ -83,13 +83,14 @@ fn the_words_around_a_secret_stay() {
 #[test]
 fn json_strings_are_redacted_at_any_depth_and_secret_keys_whole() {
     let mut value = serde_json::json!({
-        "client": {"note": "card 4556 7375 8689 9855", "password": "tulip"},
+        "client": {"note": "card 4556 7375 8689 9855", "password": "tulip", "pin": 4821},
         "tags": ["ok", "sk-proj-AbCdEfGhIjKlMnOp"],
         "count": 3
     });
     assert!(redact_json(&mut value, &|_| true));
     let text = value.to_string();
-    assert!(!text.contains("4556") && !text.contains("tulip") && !text.contains("AbCdEfGh"), "{text}");
+    assert!(!text.contains("4556") && !text.contains("tulip") && !text.contains("4821"), "{text}");
+    assert!(!text.contains("AbCdEfGh"), "{text}");
     assert_eq!(value["count"], 3);
 }
 
