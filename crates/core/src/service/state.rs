@@ -56,8 +56,14 @@ impl AppState {
     ) -> anyhow::Result<Self> {
         let detector = Detector::new(&settings.corrections).map_err(anyhow::Error::msg)?;
         let keys = KeyCache::new(Duration::from_secs(settings.server.key_cache_secs));
-        let trust = engram_base::tls::Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
-        let reranker = engram_base::models::Reranker::from_settings(&settings.rerank, &trust, &metrics)?;
+        // The trust store is read from disk only when there is a rerank stage to reach.
+        let reranker = match &settings.rerank.url {
+            None => None,
+            Some(_) => {
+                let trust = engram_base::tls::Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
+                engram_base::models::Reranker::from_settings(&settings.rerank, &trust, &metrics)?
+            }
+        };
         Ok(Self {
             reranker,
             limits: engram_base::auth::RateLimits::new(settings.server.rate_limit),
