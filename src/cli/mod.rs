@@ -86,6 +86,10 @@ pub enum Command {
         /// A LoCoMo dataset file (JSON) instead of the scenarios.
         #[arg(long)]
         locomo: Option<PathBuf>,
+        /// With --locomo: where each question's evidence is lost (stored? a candidate of
+        /// which tier, how deep? ranked out? in the context?), per category.
+        #[arg(long, requires = "locomo")]
+        diagnose: bool,
         /// Results considered per question.
         #[arg(long, default_value_t = 5)]
         k: usize,
@@ -180,7 +184,7 @@ async fn run_command(cli: Cli, mut settings: Settings) -> anyhow::Result<()> {
         Command::Job(command) => Some(jobs::Prepared::new(command, &settings)?),
         _ => None,
     };
-    if let Command::Eval { scenarios, locomo, k, json, llm_url, llm_model, llm_api_key } = &cli.command {
+    if let Command::Eval { scenarios, locomo, diagnose, k, json, llm_url, llm_model, llm_api_key } = &cli.command {
         let llm = llm_url.as_ref().map(|url| engram_base::configuration::LlmSettings {
             provider: engram_base::configuration::LlmProvider::Openai,
             base_url: Some(url.clone()),
@@ -188,8 +192,13 @@ async fn run_command(cli: Cli, mut settings: Settings) -> anyhow::Result<()> {
             api_key: Some(llm_api_key.clone().unwrap_or_else(|| "unused".into())),
             ..settings.llm.clone()
         });
-        let run =
-            engram_eval::eval::Run { dir: scenarios, locomo: locomo.as_ref(), k: (*k).max(1), json: json.as_deref() };
+        let run = engram_eval::eval::Run {
+            dir: scenarios,
+            locomo: locomo.as_ref(),
+            diagnose: *diagnose,
+            k: (*k).max(1),
+            json: json.as_deref(),
+        };
         return engram_eval::eval::run(&settings, &run, llm).await;
     }
     if let Command::Bench { scenarios, quick, json, clients } = &cli.command {

@@ -49,7 +49,10 @@ async fn context_holds_the_current_conversation_and_the_dated_turn_that_answers(
     let text = context["text"].as_str().unwrap();
     let said = (Utc::now() - chrono::Duration::days(40)).format("%a %-d %B %Y").to_string();
     assert!(text.contains(&format!("[{said}] user: My sister Ines is getting married in Porto")), "{text}");
-    assert!(text.find("## Current conversation").unwrap() < text.find("## Relevant memories").unwrap());
+    assert!(
+        text.find("## Relevant memories").unwrap() < text.find("## Current conversation").unwrap(),
+        "what answers the query comes first: {text}"
+    );
 
     let response = app.get_as(&key, "/v1/users/cy/context?session_id=&max_tokens=100&nonsense=1").await;
     assert_eq!(response.status(), 400);

@@ -263,3 +263,9 @@ pub async fn answer_every_completion(server: &wiremock::MockServer, content: &st
         .mount(server)
         .await;
 }
+
+/// The contents of a search's results, lowercased, best first.
+pub fn contents_lowercased(found: &Value) -> Vec<String> {
+    let results = found["results"].as_array().into_iter().flatten();
+    results.map(|r| r["content"].as_str().unwrap_or_default().to_lowercase()).collect()
+}

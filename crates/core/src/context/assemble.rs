@@ -17,42 +17,57 @@ pub struct Section {
     pub heading: &'static str,
     pub share: f64,
     pub lines: Vec<Candidate>,
+    /// Shown before the sections that are not, wherever it stands in the order the
+    /// budget is shared in.
+    pub first: bool,
 }
 
-/// Assembles sections in order, each line only if it still fits its section's share and
-/// the budget.
+/// A section as the block shows it: whether it comes first, its heading, its lines with
+/// their items.
+type Taken = (bool, &'static str, Vec<(String, ContextItem)>);
+
+/// Assembles sections: their lines are taken in the sections' order, each line only if
+/// it still fits its section's share and the budget; the block shows the sections marked
+/// `first` before the others.
 pub fn assemble(sections: Vec<Section>, max_tokens: usize) -> Context {
-    let mut text = String::new();
     let mut used = 0;
-    let mut items = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for Section { name, heading, share, lines } in sections {
+    let mut taken: Vec<Taken> = Vec::new();
+    for Section { name, heading, share, lines, first } in sections {
         let cap = used + (share * max_tokens as f64).floor() as usize;
         let heading_tokens = estimate_tokens(heading) + 1;
-        let mut wrote_heading = false;
+        let mut kept = Vec::new();
         for candidate in lines {
             if seen.contains(&candidate.id) || candidate.content.trim().is_empty() {
                 continue;
             }
             let line = format!("- {}", candidate.content.replace('\n', " "));
             let tokens = estimate_tokens(&line) + 1;
-            let extra = if wrote_heading { 0 } else { heading_tokens + usize::from(!text.is_empty()) };
+            // A section's heading, and the blank line before every section but one.
+            let extra = if kept.is_empty() { heading_tokens + usize::from(!taken.is_empty()) } else { 0 };
             if used + tokens + extra > max_tokens.min(cap) {
                 continue;
             }
-            if !wrote_heading {
-                if !text.is_empty() {
-                    text.push('\n');
-                }
-                text.push_str(heading);
-                text.push('\n');
-                wrote_heading = true;
-            }
             seen.insert(candidate.id.clone());
+            used += tokens + extra;
+            kept.push((line, ContextItem { id: candidate.id, kind: candidate.kind, section: name, tokens }));
+        }
+        if !kept.is_empty() {
+            taken.push((first, heading, kept));
+        }
+    }
+    taken.sort_by_key(|(first, ..)| !first);
+    let (mut text, mut items) = (String::new(), Vec::new());
+    for (_, heading, kept) in taken {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(heading);
+        text.push('\n');
+        for (line, item) in kept {
             text.push_str(&line);
             text.push('\n');
-            used += tokens + extra;
-            items.push(ContextItem { id: candidate.id, kind: candidate.kind, section: name, tokens });
+            items.push(item);
         }
     }
     Context { text, tokens: used, max_tokens, items }
@@ -90,7 +105,7 @@ mod tests {
     }
 
     fn section(name: &'static str, share: f64, lines: Vec<Candidate>) -> Section {
-        Section { name, heading: "## heading", share, lines }
+        Section { name, heading: "## heading", share, lines, first: false }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The prompt-ready context block for one user: working, episodic and semantic memory
 //! within one token budget ([`estimate_tokens`] per line, plus one per line for its
-//! bullet and newline). Sections, in order:
+//! bullet and newline). Sections, in the order they share the budget in:
 //!
 //! 1. **Current conversation** (with `session_id`): that session's latest turns, oldest
 //!    first, within `search.context_working_share` of the budget (0.3).
@@ -15,6 +15,10 @@
 //!    2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`), while the budget lasts.
 //! 5. **Recent conversations**, then **Earlier periods**: the latest session and period
 //!    summaries, while budget remains.
+//!
+//! The block shows what answers the query first, **Relations** then **Relevant
+//! memories**: an agent reads the answer before what is known of the user in general.
+//! The others follow in the order above.
 //!
 //! For a question about the present ("where does she live now?"), a profile line or a
 //! relation that a newer relevant result on its topic changed is left out: it is history
@@ -195,22 +199,32 @@ fn sections(
     periods: Vec<Candidate>,
 ) -> Vec<Section> {
     vec![
-        Section { name: "working", heading: WORKING_HEADING, share: settings.context_working_share, lines: working },
+        Section {
+            name: "working",
+            heading: WORKING_HEADING,
+            share: settings.context_working_share,
+            lines: working,
+            first: false,
+        },
         Section {
             name: "profile",
             heading: "## About the user",
             share: settings.context_profile_share,
             lines: profile,
+            first: false,
         },
         Section {
             name: "relations",
             heading: "## Relations",
             share: settings.context_relations_share,
             lines: relations,
+            first: true,
         },
-        Section { name: "relevant", heading: "## Relevant memories", share: 1.0, lines: relevant },
-        Section { name: "sessions", heading: "## Recent conversations", share: 1.0, lines: sessions },
-        Section { name: "periods", heading: "## Earlier periods", share: 1.0, lines: periods },
+        // What answers the query (relations, relevant) is shown first; the sections
+        // before it still take their shares of the budget first.
+        Section { name: "relevant", heading: "## Relevant memories", share: 1.0, lines: relevant, first: true },
+        Section { name: "sessions", heading: "## Recent conversations", share: 1.0, lines: sessions, first: false },
+        Section { name: "periods", heading: "## Earlier periods", share: 1.0, lines: periods, first: false },
     ]
 }
 

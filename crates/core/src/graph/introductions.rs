@@ -1,6 +1,6 @@
 //! The user's own name, by the shapes an introduction takes in English and Chinese:
 //! "Name's Marcus Reyes", "Priya here", "This is Grace Liu, I …", "Folks call me Benji",
-//! "Hi, I'm Dan", "大家好，我叫王芳", "你好，我是陈静". A sentence introduces the user when
+//! "Hi, I'm Dan", "大家好，我叫王芳", "你好，我是陈静", "叫我老陈就好". A sentence introduces the user when
 //! it or one of its clauses does. Both the graph (the user's own entity) and the facts
 //! (`name`) read it here.
 
@@ -34,6 +34,11 @@ static NAMED: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
         (Regex::new(&format!(r"^(?P<g>{GREETING})?(?i:i'm|i am)\s+(?P<x>{NAME})(?P<after>,\s+(?i:a|an)\s|[,.!]|$)")).expect("a valid pattern"), true),
         plain(r"^(?:我叫|我的名字是|我的名字叫|我名叫|本人叫)\s*(?P<x>[\p{Han}]{2,4}|[A-Za-z][\p{L}]+(?: [A-Z][\p{L}]+)?)".to_owned()),
         (Regex::new(r"^我是\s*(?P<x>[\p{Han}]{2,3})(?:[，,。！!]|$)").expect("a valid pattern"), true),
+        // "叫我小周就行", "大家叫我老王吧": a name to be called by, up to what closes the request.
+        // A surname, or 小/老/阿 and one, opens it ("他们都叫我别去了" tells, it does not name).
+        plain(format!(
+            r"^(?:\p{{Han}}{{0,3}}叫我)\s*(?P<x>[小老阿][{SURNAMES}]|[{SURNAMES}]\p{{Han}}{{1,2}}?)(?:就行|就好|就可以|吧|好了|[，,。！!]|$)"
+        )),
     ]
 });
 
@@ -81,6 +86,7 @@ mod tests {
             ("I'm Daniel Okafor, a nurse at a clinic in Leeds.", "Daniel Okafor"),
             ("大家好，我叫王芳，在字节跳动做后端。", "王芳"),
             ("你好，我是陈静，目前在腾讯工作。", "陈静"),
+            ("以后叫我老陈就好。", "老陈"),
         ] {
             assert_eq!(user_name(said).as_deref(), Some(name), "{said}");
         }
@@ -95,6 +101,7 @@ mod tests {
             "Honestly speaking, it was fine.",
             "It's Seattle, I'm stoked for my game there next month!",
             "我是学生。",
+            "他们都叫我别去了。",
         ] {
             assert_eq!(user_name(said), None, "{said}");
         }

@@ -43,6 +43,7 @@
 mod events;
 mod facts;
 mod lookups;
+mod names;
 pub mod present;
 mod query;
 pub mod relations;

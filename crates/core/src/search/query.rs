@@ -8,7 +8,7 @@ use super::events::EventLookup;
 use super::facts::MemoryLookup;
 use super::relations::{self, RelationQuery};
 use super::terms::terms;
-use super::{Lookup, SearchQuery, SearchResult, present, rerank, score, summaries, when};
+use super::{Lookup, SearchQuery, SearchResult, names, present, rerank, score, summaries, when};
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{ResultKind, TenantId};
 use engram_base::models::ModelError;
@@ -29,16 +29,20 @@ pub async fn run(
     query: &SearchQuery,
 ) -> Result<Vec<SearchResult>, SearchError> {
     let Lookup { lookups, embedder, settings, now, .. } = *lookup;
+    let mut scans = lookups.scan_connection();
+    // What the question asks of the user, without the names every memory is about ([`names`]).
+    let names = names::find(scans.get().await?, tenant, query.user.as_str(), &query.text).await?;
+    let asked = names::without(&query.text, &names);
+    let asked = asked.as_deref().unwrap_or(&query.text);
     let vector = match &query.embedding {
         Some(vector) => vector.clone(),
-        None => embedder.embed_one(&query.text).await?,
+        None => embedder.embed_one(asked).await?,
     };
-    let mut terms = terms(&query.text);
+    let mut terms = terms(asked);
     let window = when::resolve(&query.text, now);
     // The query's terms are weighed by the first statement that reads the user's latest
     // turns anyway, or whose plan is made for the lookup (the index way); else by a
     // statement of their own.
-    let mut scans = lookups.scan_connection();
     let mut turns = None;
     if query.events {
         turns = lookups.scan(&mut scans, &EventLookup::new(tenant, query, &vector, &terms, window, settings)).await?;

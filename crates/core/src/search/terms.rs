@@ -99,6 +99,11 @@ impl Terms {
     }
 }
 
+/// Whether `word` (lowercased) is too common to tell texts apart.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
 /// Prefixes from four letters.
 fn tsquery_term(term: &str) -> String {
     if term.len() >= 4 { format!("{term}:*") } else { term.to_owned() }
@@ -229,6 +234,18 @@ const QUESTION_WORDS: &[&str] = &[
     "吧",
     "的",
 ];
+
+/// Whether `text` asks anything besides question words: a term, or two characters of an
+/// unspaced script outside them ("开什么车" asks of "开" and "车", each too short for a
+/// bigram; "是谁" asks nothing).
+pub fn asks_anything(text: &str) -> bool {
+    let unspaced = text
+        .split(|c: char| !c.is_alphanumeric() || c.is_ascii())
+        .flat_map(without_question_words)
+        .map(|piece| piece.chars().count())
+        .sum::<usize>();
+    unspaced >= 2 || !terms(text).all.is_empty()
+}
 
 /// `token` split where a question word or particle stood.
 fn without_question_words(token: &str) -> Vec<&str> {

@@ -15,9 +15,9 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::Harness;
 use super::score::{answer_in, recall};
 use super::transcript::{RETRIEVERS, Transcript, Turn};
+use super::{Harness, diagnose};
 use engram_base::configuration::Settings;
 
 const JOBS: &[&str] = &["embed_events", "extract_facts", "summarize_sessions", "dedup"];
@@ -25,7 +25,8 @@ const JOBS: &[&str] = &["embed_events", "extract_facts", "summarize_sessions", "
 /// Evidence recall at 5 and 10, answer in context at 256 and 1,024 tokens.
 type Figures = [f64; 4];
 
-pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
+/// With `diagnose`, also where each question's evidence is lost ([`diagnose`]).
+pub async fn run(settings: &Settings, file: &Path, diagnose: bool) -> anyhow::Result<Value> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&text)
         .with_context(|| format!("{} is not LoCoMo JSON (an array of samples)", file.display()))?;
@@ -33,6 +34,7 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     let mut engram: BTreeMap<String, Vec<Figures>> = BTreeMap::new();
     let mut transcript_figures: BTreeMap<&str, BTreeMap<String, Vec<Figures>>> = BTreeMap::new();
     let mut questions = Vec::new();
+    let mut traces: BTreeMap<String, Vec<diagnose::Trace>> = BTreeMap::new();
     for (n, sample) in samples.iter().enumerate() {
         let id = sample["sample_id"].as_str().map(str::to_owned).unwrap_or_else(|| format!("sample{n}"));
         eprintln!("eval: LoCoMo {id}");
@@ -56,12 +58,21 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
             let evidence: Vec<String> =
                 qa["evidence"].as_array().into_iter().flatten().filter_map(|e| e.as_str().map(str::to_owned)).collect();
             let user = asked(&speakers, question);
-            let (figures, context) = ask(&harness, user, question, &answer, &evidence).await?;
+            let asked = ask(&harness, user, question, &answer, &evidence).await?;
+            let figures = asked.figures;
             engram.entry(category.to_string()).or_default().push(figures);
-            questions.push(json!({"sample": id, "category": category, "user": user, "question": question,
-                                  "answer": answer, "evidence": evidence, "evidence_recall_at_5": figures[0],
-                                  "evidence_recall_at_10": figures[1], "answer_in_context_256": figures[2],
-                                  "answer_in_context_1024": figures[3], "context_1024": context}));
+            let mut row = json!({"sample": id, "category": category, "user": user, "question": question,
+                                 "answer": answer, "evidence": evidence, "evidence_recall_at_5": figures[0],
+                                 "evidence_recall_at_10": figures[1], "answer_in_context_256": figures[2],
+                                 "answer_in_context_1024": figures[3], "context_1024": asked.context});
+            if diagnose {
+                let served = diagnose::Served { top: &asked.top, context: &asked.items };
+                let found =
+                    diagnose::trace(&harness, user, question, &evidence, &served, settings.search.max_limit).await?;
+                row["diagnosis"] = found.iter().map(diagnose::Trace::json).collect();
+                traces.entry(category.to_string()).or_default().extend(found);
+            }
+            questions.push(row);
             let vector = harness.executor.models.embedder.embed_one(question).await?;
             for retriever in RETRIEVERS {
                 let ranked = transcript.rank(retriever, question, &vector);
@@ -77,7 +88,9 @@ pub async fn run(settings: &Settings, file: &Path) -> anyhow::Result<Value> {
     }
     let (events, kept) = harness.compression().await?;
     let storage = harness.event_storage().await?;
-    Ok(json!({"locomo": {"samples": samples.len(), "retrievers": retrievers, "questions": questions},
+    let diagnosis = diagnose.then(|| diagnose::summarize(&traces));
+    Ok(json!({"locomo": {"samples": samples.len(), "retrievers": retrievers, "questions": questions,
+                         "diagnosis": diagnosis},
               "raw_events": events, "memory_items": kept,
               "storage_ratio": if events > 0 { kept as f64 / events as f64 } else { 0.0 },
               "event_storage": storage}))
@@ -186,6 +199,17 @@ fn parse_date(text: &str) -> Option<DateTime<Utc>> {
     Some(date.and_hms_opt(hour, minute, 0)?.and_utc())
 }
 
+/// What a question found.
+struct Asked {
+    figures: Figures,
+    /// The 1,024-token context.
+    context: String,
+    /// Its items' ids and kinds.
+    items: Vec<(String, String)>,
+    /// The sources of the lookup's results, best first (none for a summary).
+    top: Vec<Vec<Uuid>>,
+}
+
 /// One lookup of `user` as a client makes it: evidence recall in its top 5 and 10 (a
 /// result's sources count, except a summary's, which cover a whole session), and whether
 /// the answer is in the user's context at 256 and 1,024 tokens; and the latter context.
@@ -195,7 +219,7 @@ async fn ask(
     question: &str,
     answer: &str,
     evidence: &[String],
-) -> anyhow::Result<(Figures, String)> {
+) -> anyhow::Result<Asked> {
     let found = harness
         .post(
             "/v1/search",
@@ -226,15 +250,24 @@ async fn ask(
             results.iter().take(k).flat_map(|s| s.iter().filter_map(|id| dia.get(id).map(String::as_str))).collect();
         recall(evidence, &found)
     };
-    let (mut in_context, mut text) = ([0.0; 2], String::new());
+    let (mut in_context, mut text, mut items) = ([0.0; 2], String::new(), Vec::new());
     for (slot, tokens) in [256, 1024].into_iter().enumerate() {
         let query = url_encode(question);
         let context = harness.get(&format!("/v1/users/{user}/context?query={query}&max_tokens={tokens}")).await?;
         text = context["text"].as_str().unwrap_or_default().to_owned();
+        items = context["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| {
+                (i["id"].as_str().unwrap_or_default().to_owned(), i["kind"].as_str().unwrap_or_default().to_owned())
+            })
+            .collect();
         in_context[slot] = answer_in(&text, answer);
     }
     harness.flush_access().await?;
-    Ok(([recall_at(5), recall_at(10), in_context[0], in_context[1]], text))
+    let figures = [recall_at(5), recall_at(10), in_context[0], in_context[1]];
+    Ok(Asked { figures, context: text, items, top: results })
 }
 
 fn url_encode(text: &str) -> String {

@@ -4,6 +4,7 @@
 //! simulated day; then questions are asked through `POST /v1/search` and scored.
 //! Scenario files are described in `eval/README.md`; `--locomo FILE` reads LoCoMo.
 
+mod diagnose;
 mod locomo;
 mod scenario;
 mod score;
@@ -228,6 +229,8 @@ pub struct Run<'a> {
     pub dir: &'a Path,
     /// A LoCoMo file instead of the scenarios.
     pub locomo: Option<&'a PathBuf>,
+    /// With `locomo`: where each question's evidence is lost, too.
+    pub diagnose: bool,
     /// Results considered per question.
     pub k: usize,
     pub json: Option<&'a Path>,
@@ -238,7 +241,7 @@ pub struct Run<'a> {
 pub async fn run(settings: &Settings, run: &Run<'_>, llm: Option<LlmSettings>) -> anyhow::Result<()> {
     let measure = |settings: Settings| async move {
         match run.locomo {
-            Some(file) => locomo::run(&settings, file).await,
+            Some(file) => locomo::run(&settings, file, run.diagnose).await,
             None => scenario::run_all(&settings, run.dir, run.k).await,
         }
     };
@@ -288,6 +291,9 @@ fn print_report(report: &Value) {
                 );
             }
         }
+    }
+    if report["locomo"]["diagnosis"].is_object() {
+        diagnose::print(&report["locomo"]["diagnosis"]);
     }
     if let Some(categories) = report["categories"].as_object() {
         println!(

@@ -1,0 +1,147 @@
+//! Names that tell nothing about which memory answers a question about the user. Every
+//! memory of a user is about the user, and in a conversation every session is between
+//! the same people: matched as a word or inside the query's vector, their names find the
+//! introduction ("Hi, I'm Lena.") and the greetings ("Thanks, John!") for every question
+//! that names them, and for questions nothing answers ("Which database does Omar use?").
+//! A lookup therefore asks what the question asks of them: the question without those
+//! names, for its terms and its vector. A question that asks nothing else ("Who is
+//! Lena?") is looked up as it was asked. Both kinds come from the user's own data:
+//!
+//! - **their own name**: the value of their active `identity`/`name` fact;
+//! - **names that recur**: a word of the question that the user's latest
+//!   [`RECENT_TURNS`] turns write as a name (capitalised, "Caroline", in most of the
+//!   turns that hold it), in at least half of their sessions there and at least
+//!   [`MIN_SESSIONS`]: the people of the conversation, not what it is about. The
+//!   question's capitalised words are weighed (all its words when it has no capital).
+
+use sqlx::PgConnection;
+
+use engram_base::domain::TenantId;
+
+/// How many of the user's latest turns a recurring name is counted in.
+const RECENT_TURNS: i64 = 100;
+/// The fewest sessions a name recurs in: in one or two, it is what they were about.
+const MIN_SESSIONS: i64 = 3;
+/// Words of a question weighed at most.
+const MAX_CANDIDATES: usize = 8;
+
+/// The user's own name (lowercased) and the words of `text` that name someone recurring
+/// through their sessions (see the module documentation).
+pub async fn find(conn: &mut PgConnection, tenant: &TenantId, user: &str, text: &str) -> sqlx::Result<Vec<String>> {
+    let candidates = candidates(text);
+    let sql = format!(
+        r"WITH recent AS MATERIALIZED (
+              SELECT session_id, content FROM events WHERE tenant_id = $1 AND user_id = $2
+               ORDER BY created_at DESC LIMIT {RECENT_TURNS}
+          ), sessions AS (SELECT count(DISTINCT session_id) AS n FROM recent)
+          SELECT value FROM (
+              SELECT value FROM memories
+               WHERE tenant_id = $1 AND user_id = $2 AND category = 'identity' AND key = 'name'
+                 AND status = 'active' AND value IS NOT NULL
+               ORDER BY updated_at DESC LIMIT 1) own
+          UNION ALL
+          SELECT w FROM unnest($3::text[]) w, sessions,
+               LATERAL (SELECT count(DISTINCT session_id) AS sessions, count(*) AS turns,
+                               count(*) FILTER (WHERE content ~ ('\m' || initcap(w) || '\M')) AS named
+                          FROM recent WHERE content ~* ('\m' || w || '\M')) held
+           WHERE held.sessions >= greatest({MIN_SESSIONS}, sessions.n / 2.0) AND held.named * 2 > held.turns"
+    );
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.as_str())
+        .bind(user)
+        .bind(&candidates)
+        .fetch_all(conn)
+        .await
+}
+
+/// The words of `text` that may name someone, lowercased: those it capitalises (but the
+/// first), or, when it has no capital at all, every word; stopwords left out.
+fn candidates(text: &str) -> Vec<String> {
+    let lowercase = !text.chars().any(char::is_uppercase);
+    let mut words: Vec<String> = text
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| w.len() >= 2)
+        .skip(usize::from(!lowercase))
+        .filter(|w| lowercase || w.starts_with(|c: char| c.is_ascii_uppercase()))
+        .map(str::to_ascii_lowercase)
+        .filter(|w| !super::terms::is_stopword(w))
+        .collect();
+    words.dedup();
+    words.truncate(MAX_CANDIDATES);
+    words
+}
+
+/// `text` without the words of `names` (a possessive "'s" with them), or `None` when it
+/// holds none of them or nothing would be left to search by. Latin words match whole and
+/// case aside; a name in a script without spaces matches as written.
+pub fn without(text: &str, names: &[String]) -> Option<String> {
+    let mut left = text.to_owned();
+    for word in names.iter().flat_map(|name| name.split_whitespace()) {
+        left = if word.is_ascii() { without_word(&left, word) } else { left.replace(word, " ") };
+    }
+    if left == text || !super::terms::asks_anything(&left) {
+        return None;
+    }
+    Some(left.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// `text` without the Latin `word` wherever it stands whole, case aside, with the
+/// possessive that follows it.
+fn without_word(text: &str, word: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, _) in lower.match_indices(word) {
+        let end = start + word.len();
+        if start < at
+            || text[..start].chars().next_back().is_some_and(is_word)
+            || text[end..].chars().next().is_some_and(is_word)
+        {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        let rest = &lower[end..];
+        at = end + ["'s", "’s", "'"].iter().find(|p| rest.starts_with(*p)).map_or(0, |p| p.len());
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::candidates;
+
+    #[test]
+    fn the_question_asks_what_it_asks_of_the_user() {
+        let without = |text: &str, name: &str| super::without(text, &[name.to_owned()]);
+        let cases = [
+            ("What subject does Lena teach?", "lena", Some("What subject does teach?")),
+            ("Where does LENA work these days?", "lena", Some("Where does work these days?")),
+            ("What is Priya's favourite team?", "priya natarajan", Some("What is favourite team?")),
+            ("王芳用什么数据库？", "王芳", Some("用什么数据库？")),
+            ("张敏的女儿上几年级？", "张敏", Some("的女儿上几年级？")),
+            ("小周开什么车？", "小周", Some("开什么车？")),
+            ("小周是谁？", "小周", None),
+            ("Who is Lena?", "lena", None),
+            ("What does Magdalena teach?", "lena", None),
+            ("What does she teach?", "lena", None),
+        ];
+        for (text, name, expected) in cases {
+            assert_eq!(without(text, name).as_deref(), expected, "{text}");
+        }
+        let both = ["james".to_owned(), "john".to_owned()];
+        assert_eq!(
+            super::without("Do both James and John have pets?", &both).as_deref(),
+            Some("Do both and have pets?")
+        );
+    }
+
+    #[test]
+    fn a_name_is_looked_for_among_the_capitalised_words_or_every_word_of_a_lowercase_question() {
+        assert_eq!(candidates("What martial arts has John done?"), ["john"]);
+        assert_eq!(candidates("When did Caroline go to the LGBTQ support group?"), ["caroline", "lgbtq"]);
+        assert_eq!(candidates("what did caroline paint"), ["caroline", "paint"]);
+        assert_eq!(candidates("王芳用什么数据库？"), Vec::<String>::new());
+    }
+}
