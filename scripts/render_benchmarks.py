@@ -142,6 +142,26 @@ def locomo(reports: dict[str, dict]) -> list[str]:
                 cells = [str(row["questions"])] + [ratio(row[c]) for c in LOCOMO_COLUMNS]
                 out.append(f"| {label} | {category} | " + " | ".join(cells) + " |")
         out += ["", f"{report['raw_events']} raw events, {report['memory_items']} memory items."]
+        if report["locomo"].get("diagnosis"):
+            out += diagnosis(report["locomo"]["diagnosis"])
+    return out
+
+
+def diagnosis(report: dict) -> list[str]:
+    out = ["", "Where the evidence turns are lost (`--diagnose`, [how to read it](docs/evaluation.md#locomo)): "
+           "the share of evidence turns stored, taken into a memory, reached by the turns' or the memories' "
+           "own list at 10, 20 and 50, by a session summary's at 10, kept in the lookup's top 10 and shown "
+           "by the 1,024-token context; and of those lost, never a candidate within 50 or ranked out.", ""]
+    out += ["| category | evidence turns | stored | remembered | any@10 | any@20 | any@50 | summary@10 "
+            "| top 10 | in context | not a candidate | ranked out |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [(CATEGORIES.get(c, c), r) for c, r in report["categories"].items()]
+    for category, row in rows + [("**overall**", report["overall"])]:
+        any_, lost = row["candidates"]["any"], row["lost"]
+        cells = [str(row["evidence_turns"]), ratio(row["stored"]), ratio(row["remembered"]),
+                 ratio(any_["at_10"]), ratio(any_["at_20"]), ratio(any_["at_50"]),
+                 ratio(row["candidates"]["summaries"]["at_10"]), ratio(row["top10"]), ratio(row["in_context_1024"]),
+                 ratio(lost["not_a_candidate"]), ratio(lost["ranked_out"])]
+        out.append(f"| {category} | " + " | ".join(cells) + " |")
     return out
 
 

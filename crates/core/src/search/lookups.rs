@@ -62,6 +62,8 @@ pub struct Lookups {
     large_users: Remembered,
     /// Users found with more raw turns than a scan reads.
     large_event_users: Remembered,
+    /// The names that tell nothing about which of a user's memories answers.
+    pub(super) names: super::names::KnownNames,
 }
 
 /// A lookup of a user's rows of one table, which either way can answer.
@@ -139,6 +141,7 @@ impl Lookups {
             own_graphs: pool("force_custom_plan", settings.user_index_ef_search, (max_connections / 4).max(2)),
             large_users: Remembered::default(),
             large_event_users: Remembered::default(),
+            names: super::names::KnownNames::default(),
         }
     }
 
@@ -216,6 +219,7 @@ impl Lookups {
     pub fn forget_user(&self, tenant: &TenantId, user: &str) {
         self.large_users.forget(tenant, user);
         self.large_event_users.forget(tenant, user);
+        self.names.forget(tenant, user);
     }
 }
 

@@ -32,6 +32,8 @@
 //! ```
 //!
 //! so decay moves a memory's score by at most 20%: an old but relevant fact still ranks.
+//! Terms and vector are those of the query without the names every memory of the user is
+//! about: their own, and those of the people their sessions are between (see [`names`]).
 //! Scores are absolute (not rank-based like reciprocal rank fusion), which is what
 //! lets `min_score` and the hit/miss metric mean the same thing for every query;
 //! `explain: true` returns each result's parts. Every turn takes one slot: a fact and

@@ -8,13 +8,20 @@
 //! Lena?") is looked up as it was asked. Both kinds come from the user's own data:
 //!
 //! - **their own name**: the value of their active `identity`/`name` fact;
-//! - **names that recur**: a word of the question that the user's latest
-//!   [`RECENT_TURNS`] turns write as a name (capitalised, "Caroline", in most of the
-//!   turns that hold it), in at least half of their sessions there and at least
-//!   [`MIN_SESSIONS`]: the people of the conversation, not what it is about. The
-//!   question's capitalised words are weighed (all its words when it has no capital).
+//! - **names that recur**: words the user's latest [`RECENT_TURNS`] turns write as a name
+//!   inside a sentence ("Thanks, Caroline!", "Hey Mel") in at least half of their
+//!   sessions there, and at least [`MIN_SESSIONS`]: the people of the conversation, not
+//!   what it is about. A day or a month is no such name. Of a question's words, those it
+//!   capitalises (but the first) are taken for names, or all of them when it has no
+//!   capital.
+//!
+//! Both are read once per user for [`NAMES_TTL`] of the lookups' clock ([`KnownNames`]):
+//! a name told a moment ago counts from the next minute.
 
+use chrono::{DateTime, TimeDelta, Utc};
 use sqlx::PgConnection;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use engram_base::domain::TenantId;
 
@@ -22,53 +29,111 @@ use engram_base::domain::TenantId;
 const RECENT_TURNS: i64 = 100;
 /// The fewest sessions a name recurs in: in one or two, it is what they were about.
 const MIN_SESSIONS: i64 = 3;
-/// Words of a question weighed at most.
-const MAX_CANDIDATES: usize = 8;
+/// How long a user's names are used before they are read again.
+pub const NAMES_TTL: TimeDelta = TimeDelta::seconds(60);
+/// Users whose names are remembered at most; past it the memory starts afresh.
+const USERS_KEPT: usize = 100_000;
 
-/// The user's own name (lowercased) and the words of `text` that name someone recurring
-/// through their sessions (see the module documentation).
-pub async fn find(conn: &mut PgConnection, tenant: &TenantId, user: &str, text: &str) -> sqlx::Result<Vec<String>> {
-    let candidates = candidates(text);
+/// A user's names that tell nothing (lowercased).
+#[derive(Debug, Default, PartialEq)]
+pub struct UserNames {
+    own: Option<String>,
+    recurring: Vec<String>,
+}
+
+impl UserNames {
+    /// The names of `text` to leave out: the user's own, and the recurring ones among
+    /// the words it writes as names.
+    pub fn in_question(&self, text: &str) -> Vec<String> {
+        let named = candidates(text);
+        let recurring = self.recurring.iter().filter(|name| named.contains(name));
+        self.own.iter().chain(recurring).cloned().collect()
+    }
+}
+
+/// The users' names, each read once per [`NAMES_TTL`].
+#[derive(Default)]
+pub struct KnownNames(Mutex<ByUser>);
+
+/// Each user's names, with when they were read.
+type ByUser = HashMap<(TenantId, String), (DateTime<Utc>, Arc<UserNames>)>;
+
+impl KnownNames {
+    /// The user's names, read on `conn` unless read in the [`NAMES_TTL`] before `now`.
+    pub async fn of(
+        &self,
+        conn: &mut PgConnection,
+        tenant: &TenantId,
+        user: &str,
+        now: DateTime<Utc>,
+    ) -> sqlx::Result<Arc<UserNames>> {
+        let key = (tenant.clone(), user.to_owned());
+        if let Some((read, names)) = self.lock().get(&key)
+            && (*read..*read + NAMES_TTL).contains(&now)
+        {
+            return Ok(names.clone());
+        }
+        let names = Arc::new(read(conn, tenant, user, now).await?);
+        let mut known = self.lock();
+        if known.len() >= USERS_KEPT {
+            known.clear();
+        }
+        known.insert(key, (now, names.clone()));
+        Ok(names)
+    }
+
+    /// Forgets a user who was just forgotten.
+    pub fn forget(&self, tenant: &TenantId, user: &str) {
+        self.lock().remove(&(tenant.clone(), user.to_owned()));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ByUser> {
+        self.0.lock().expect("never poisoned: no panics under the lock")
+    }
+}
+
+/// The user's own name and the names that recur through their sessions, in one statement.
+async fn read(conn: &mut PgConnection, tenant: &TenantId, user: &str, now: DateTime<Utc>) -> sqlx::Result<UserNames> {
     let sql = format!(
         r"WITH recent AS MATERIALIZED (
               SELECT session_id, content FROM events WHERE tenant_id = $1 AND user_id = $2
                ORDER BY created_at DESC LIMIT {RECENT_TURNS}
-          ), sessions AS (SELECT count(DISTINCT session_id) AS n FROM recent)
-          SELECT value FROM (
+          ), named AS (
+              SELECT DISTINCT session_id, lower(m[1]) AS name
+                FROM recent, regexp_matches(content, '[[:lower:],] ([[:upper:]][[:lower:]]+)', 'g') m
+          )
+          SELECT true, value FROM (
               SELECT value FROM memories
                WHERE tenant_id = $1 AND user_id = $2 AND category = 'identity' AND key = 'name'
                  AND status = 'active' AND value IS NOT NULL
                ORDER BY updated_at DESC LIMIT 1) own
           UNION ALL
-          SELECT w FROM unnest($3::text[]) w, sessions,
-               LATERAL (SELECT count(DISTINCT session_id) AS sessions, count(*) AS turns,
-                               count(*) FILTER (WHERE content ~ ('\m' || initcap(w) || '\M')) AS named
-                          FROM recent WHERE content ~* ('\m' || w || '\M')) held
-           WHERE held.sessions >= greatest({MIN_SESSIONS}, sessions.n / 2.0) AND held.named * 2 > held.turns"
+          SELECT false, name FROM named GROUP BY name
+          HAVING count(*) >= greatest({MIN_SESSIONS}, (SELECT count(DISTINCT session_id) FROM recent) / 2.0)"
     );
-    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user)
-        .bind(&candidates)
-        .fetch_all(conn)
-        .await
+    let rows: Vec<(bool, String)> =
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(user).fetch_all(conn).await?;
+    let mut names = UserNames::default();
+    for (own, name) in rows {
+        if own {
+            names.own = Some(name);
+        } else if super::when::resolve(&name, now).is_none() {
+            names.recurring.push(name);
+        }
+    }
+    Ok(names)
 }
 
 /// The words of `text` that may name someone, lowercased: those it capitalises (but the
-/// first), or, when it has no capital at all, every word; stopwords left out.
+/// first), or, when it has no capital at all, every word.
 fn candidates(text: &str) -> Vec<String> {
     let lowercase = !text.chars().any(char::is_uppercase);
-    let mut words: Vec<String> = text
-        .split(|c: char| !c.is_ascii_alphabetic())
+    text.split(|c: char| !c.is_ascii_alphabetic())
         .filter(|w| w.len() >= 2)
         .skip(usize::from(!lowercase))
         .filter(|w| lowercase || w.starts_with(|c: char| c.is_ascii_uppercase()))
         .map(str::to_ascii_lowercase)
-        .filter(|w| !super::terms::is_stopword(w))
-        .collect();
-    words.dedup();
-    words.truncate(MAX_CANDIDATES);
-    words
+        .collect()
 }
 
 /// `text` without the words of `names` (a possessive "'s" with them), or `None` when it
@@ -110,7 +175,7 @@ fn without_word(text: &str, word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::candidates;
+    use super::{UserNames, candidates};
 
     #[test]
     fn the_question_asks_what_it_asks_of_the_user() {
@@ -141,7 +206,10 @@ mod tests {
     fn a_name_is_looked_for_among_the_capitalised_words_or_every_word_of_a_lowercase_question() {
         assert_eq!(candidates("What martial arts has John done?"), ["john"]);
         assert_eq!(candidates("When did Caroline go to the LGBTQ support group?"), ["caroline", "lgbtq"]);
-        assert_eq!(candidates("what did caroline paint"), ["caroline", "paint"]);
+        assert_eq!(candidates("what did caroline paint"), ["what", "did", "caroline", "paint"]);
         assert_eq!(candidates("王芳用什么数据库？"), Vec::<String>::new());
+        let names = UserNames { own: Some("lena".into()), recurring: vec!["caroline".into(), "paint".into()] };
+        assert_eq!(names.in_question("What did Caroline paint?"), ["lena", "caroline"]);
+        assert_eq!(names.in_question("what did caroline paint"), ["lena", "caroline", "paint"]);
     }
 }

@@ -31,8 +31,8 @@ pub async fn run(
     let Lookup { lookups, embedder, settings, now, .. } = *lookup;
     let mut scans = lookups.scan_connection();
     // What the question asks of the user, without the names every memory is about ([`names`]).
-    let names = names::find(scans.get().await?, tenant, query.user.as_str(), &query.text).await?;
-    let asked = names::without(&query.text, &names);
+    let names = lookups.names.of(scans.get().await?, tenant, query.user.as_str(), now).await?;
+    let asked = names::without(&query.text, &names.in_question(&query.text));
     let asked = asked.as_deref().unwrap_or(&query.text);
     let vector = match &query.embedding {
         Some(vector) => vector.clone(),
