@@ -6,6 +6,9 @@
 //! second finds nothing (`hit: false`). Through `/context` the answer comes before the
 //! profile, and the unanswered question brings no relevant memory. `own_name.json`
 //! shaped the method; `own_name_heldout.json`, in other words, did not.
+//!
+//! The same holds for the name the other side calls the user by, session after session
+//! ("Thanks, Maya!"): a question naming them is answered by what it asks.
 
 use serde_json::{Value, json};
 
@@ -82,4 +85,37 @@ async fn a_question_naming_the_user_is_answered_by_what_it_asks_not_by_the_name(
 async fn held_out_stories_name_the_user_too() {
     let misses = misses(STORIES_HELD_OUT).await;
     assert!(misses.is_empty(), "{misses:#?}");
+}
+
+/// A user the assistant greets by name in each of five sessions, one of which holds what
+/// the question asks.
+#[tokio::test]
+async fn a_name_every_session_greets_answers_nothing_by_itself() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let sessions = [
+        ["Morning! Rough night, the baby kept waking up.", "Hi Maya! Sorry to hear that, hope you get some rest."],
+        ["I finally cooked a Thai green curry from scratch for my parents.", "Wow, Maya, that sounds delicious!"],
+        ["Work is slow this week, mostly emails.", "Hey Maya, slow weeks can be nice too."],
+        ["We repainted the hallway a pale blue.", "Nice one, Maya! Blue is calming."],
+        ["My sister visits on Saturday.", "Have fun with her, Maya!"],
+    ];
+    let mut events = Vec::new();
+    for (s, turns) in sessions.iter().enumerate() {
+        for (i, (role, content)) in ["user", "assistant"].iter().zip(turns).enumerate() {
+            events.push(json!({"user_id": "maya", "session_id": format!("maya-{s}"), "role": role, "content": content,
+                               "created_at": format!("2026-05-{:02}T10:0{i}:00Z", 10 + 2 * s)}));
+        }
+    }
+    assert_eq!(app.post_events(&key, &json!({ "events": events })).await.status(), 202);
+    run_jobs(&app, ALL_JOBS, NOW).await;
+    let asked = |question: &str| json!({"user_id": "maya", "query": question, "kinds": ["fact", "insight", "event"]});
+    let found = app.search(&key, &asked("What did Maya cook for her parents?")).await;
+    let texts = crate::helpers::contents_lowercased(&found);
+    assert!(texts.first().is_some_and(|t| t.contains("green curry")), "{texts:#?}");
+    // Each of these drew a greeting ("Have fun with her, Maya!") while the name counted.
+    for question in ["Which gym does Maya go to?", "Does Maya play an instrument?", "Who is Maya's dentist?"] {
+        let found = app.search(&key, &asked(question)).await;
+        assert_eq!(found["hit"], false, "{question}: {found}");
+    }
 }
