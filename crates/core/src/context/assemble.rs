@@ -17,6 +17,8 @@ pub struct Section {
     pub heading: &'static str,
     pub share: f64,
     pub lines: Vec<Candidate>,
+    /// The share of the budget it leaves to the sections after it.
+    pub leave: f64,
     /// Shown before the sections that are not, wherever it stands in the order the
     /// budget is shared in.
     pub first: bool,
@@ -27,14 +29,15 @@ pub struct Section {
 type Taken = (bool, &'static str, Vec<(String, ContextItem)>);
 
 /// Assembles sections: their lines are taken in the sections' order, each line only if
-/// it still fits its section's share and the budget; the block shows the sections marked
-/// `first` before the others.
+/// it still fits its section's share, what it leaves and the budget; the block shows the
+/// sections marked `first` before the others.
 pub fn assemble(sections: Vec<Section>, max_tokens: usize) -> Context {
     let mut used = 0;
     let mut seen = std::collections::HashSet::new();
     let mut taken: Vec<Taken> = Vec::new();
-    for Section { name, heading, share, lines, first } in sections {
-        let cap = used + (share * max_tokens as f64).floor() as usize;
+    for Section { name, heading, share, lines, leave, first } in sections {
+        let part = |share: f64| (share * max_tokens as f64).floor() as usize;
+        let cap = (used + part(share)).min(max_tokens - part(leave).min(max_tokens));
         let heading_tokens = estimate_tokens(heading) + 1;
         let mut kept = Vec::new();
         for candidate in lines {
@@ -73,6 +76,13 @@ pub fn assemble(sections: Vec<Section>, max_tokens: usize) -> Context {
     Context { text, tokens: used, max_tokens, items }
 }
 
+/// The tokens `lines` take under `heading`, as [`assemble`] counts them (with the blank
+/// line before the heading).
+pub fn tokens_of(lines: &[Candidate], heading: &str) -> usize {
+    let lines: usize = lines.iter().map(|c| estimate_tokens(&format!("- {}", c.content.replace('\n', " "))) + 1).sum();
+    if lines == 0 { 0 } else { lines + estimate_tokens(heading) + 2 }
+}
+
 /// The latest of `turns` (oldest first) that fit `budget` with their heading, oldest first.
 pub(super) fn latest_within(mut turns: Vec<Candidate>, heading: &str, budget: usize) -> Vec<Candidate> {
     let mut used = estimate_tokens(heading) + 2;
@@ -105,7 +115,7 @@ mod tests {
     }
 
     fn section(name: &'static str, share: f64, lines: Vec<Candidate>) -> Section {
-        Section { name, heading: "## heading", share, lines, first: false }
+        Section { name, heading: "## heading", share, lines, leave: 0.0, first: false }
     }
 
     #[test]

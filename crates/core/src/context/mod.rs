@@ -1,18 +1,19 @@
 //! The prompt-ready context block for one user: working, episodic and semantic memory
 //! within one token budget ([`estimate_tokens`] per line, plus one per line for its
-//! bullet and newline). Sections, in the order they share the budget in:
+//! bullet and newline). Sections, in the order they take the budget in:
 //!
 //! 1. **Current conversation** (with `session_id`): that session's latest turns, oldest
 //!    first, within `search.context_working_share` of the budget (0.3).
-//! 2. **About the user**: identity and personal facts, most important first, within
-//!    `search.context_profile_share` (0.2).
-//! 3. **Relations** (with `query`): chains of the user's graph from the entities the
+//! 2. **Relations** (with `query`): chains of the user's graph from the entities the
 //!    query names to the relations that answer it (`张伟 —colleague→ 李明 —leads→ 电商项目
 //!    —uses→ PostgreSQL`), within `search.context_relations_share` (0.15).
-//! 4. **Relevant memories** (with `query`): the facts, insights and raw turns most
+//! 3. **Relevant memories** (with `query`): the facts, insights and raw turns most
 //!    relevant to the query, best first (one lookup, [`crate::search`]), each line dated
 //!    with when it was said, and a relative time phrase in it resolved (`[Mon 8 May
-//!    2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`), while the budget lasts.
+//!    2023] user: I went yesterday. (yesterday = Sun 7 May 2023)`), leaving the profile
+//!    its share.
+//! 4. **About the user**: identity and personal facts, most important first, within
+//!    `search.context_profile_share` (0.2).
 //! 5. **Recent conversations**, then **Earlier periods**: the latest session and period
 //!    summaries, while budget remains.
 //!
@@ -34,7 +35,7 @@ mod read;
 use serde::Serialize;
 
 use crate::search::SearchResult;
-use assemble::{Candidate, Section, assemble, latest_within};
+use assemble::{Candidate, Section, assemble, latest_within, tokens_of};
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{ResultKind, SessionId, TenantId, UserId};
 pub use engram_base::text::estimate_tokens;
@@ -123,7 +124,11 @@ pub async fn build(
     let working_budget = (lookup.settings.context_working_share * request.max_tokens as f64).floor() as usize;
     let working = latest_within(working, WORKING_HEADING, working_budget);
     let context = assemble(
-        sections(lookup.settings, working, profile, relations, relevant, sessions, periods),
+        sections(
+            lookup.settings,
+            request.max_tokens,
+            Lines { working, profile, relations, relevant, sessions, periods },
+        ),
         request.max_tokens,
     );
     Ok((context, hit))
@@ -188,29 +193,28 @@ async fn without_changed(
 /// Chains the relations section holds at most.
 const MAX_CHAINS: usize = 8;
 
-/// The sections in order, with their shares of the budget.
-fn sections(
-    settings: &SearchSettings,
+/// Each section's candidate lines.
+struct Lines {
     working: Vec<Candidate>,
     profile: Vec<Candidate>,
     relations: Vec<Candidate>,
     relevant: Vec<Candidate>,
     sessions: Vec<Candidate>,
     periods: Vec<Candidate>,
-) -> Vec<Section> {
+}
+
+/// The sections in the order they take the budget in, with their shares. What answers
+/// the query (relations, relevant memories) comes before the profile and is shown first;
+/// the relevant memories leave the profile its share.
+fn sections(settings: &SearchSettings, max_tokens: usize, lines: Lines) -> Vec<Section> {
+    let Lines { working, profile, relations, relevant, sessions, periods } = lines;
     vec![
         Section {
             name: "working",
             heading: WORKING_HEADING,
             share: settings.context_working_share,
             lines: working,
-            first: false,
-        },
-        Section {
-            name: "profile",
-            heading: "## About the user",
-            share: settings.context_profile_share,
-            lines: profile,
+            leave: 0.0,
             first: false,
         },
         Section {
@@ -218,14 +222,45 @@ fn sections(
             heading: "## Relations",
             share: settings.context_relations_share,
             lines: relations,
+            leave: 0.0,
             first: true,
         },
-        // What answers the query (relations, relevant) is shown first; the sections
-        // before it still take their shares of the budget first.
-        Section { name: "relevant", heading: "## Relevant memories", share: 1.0, lines: relevant, first: true },
-        Section { name: "sessions", heading: "## Recent conversations", share: 1.0, lines: sessions, first: false },
-        Section { name: "periods", heading: "## Earlier periods", share: 1.0, lines: periods, first: false },
+        Section {
+            name: "relevant",
+            heading: "## Relevant memories",
+            share: 1.0,
+            lines: relevant,
+            leave: settings
+                .context_profile_share
+                .min(tokens_of(&profile, PROFILE_HEADING) as f64 / max_tokens.max(1) as f64),
+            first: true,
+        },
+        Section {
+            name: "profile",
+            heading: PROFILE_HEADING,
+            share: settings.context_profile_share,
+            lines: profile,
+            leave: 0.0,
+            first: false,
+        },
+        Section {
+            name: "sessions",
+            heading: "## Recent conversations",
+            share: 1.0,
+            lines: sessions,
+            leave: 0.0,
+            first: false,
+        },
+        Section {
+            name: "periods",
+            heading: "## Earlier periods",
+            share: 1.0,
+            lines: periods,
+            leave: 0.0,
+            first: false,
+        },
     ]
 }
 
 const WORKING_HEADING: &str = "## Current conversation";
+const PROFILE_HEADING: &str = "## About the user";
