@@ -6,6 +6,8 @@
 //! - **candidate**: how deep each tier's own ranked list reaches it, searched alone with
 //!   the largest `limit` (so the most candidates a lookup takes): raw turns, facts and
 //!   insights, and session summaries (a summary reaches the turns of its session);
+//!   Those lookups are made to look, not to serve: what they found does not count as
+//!   accessed, so the figures are those of a run without `--diagnose`.
 //! - **ranked**: whether the lookup a client makes (`limit` 10, every tier together) has
 //!   it in its top 10;
 //! - **context**: whether the 1,024-token context shows it, as the turn or as a memory
@@ -21,6 +23,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::Harness;
+use super::locomo::TENANT;
 
 /// A tier searched alone: its name and the `kinds` of its lookup.
 const TIERS: [(&str, &[&str]); 3] =
@@ -98,6 +101,7 @@ pub async fn trace(
             .await?;
         lists.push(sources(&found));
     }
+    harness.discard_access(TENANT, user)?;
     let shown = shown(harness, served.context).await?;
     Ok(evidence
         .iter()

@@ -22,6 +22,9 @@ use engram_base::configuration::Settings;
 
 const JOBS: &[&str] = &["embed_events", "extract_facts", "summarize_sessions", "dedup"];
 
+/// The tenant the conversations are stored in.
+pub const TENANT: &str = "locomo";
+
 /// Evidence recall at 5 and 10, answer in context at 256 and 1,024 tokens.
 type Figures = [f64; 4];
 
@@ -30,7 +33,7 @@ pub async fn run(settings: &Settings, file: &Path, diagnose: bool) -> anyhow::Re
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&text)
         .with_context(|| format!("{} is not LoCoMo JSON (an array of samples)", file.display()))?;
-    let harness = Harness::start(settings, "locomo").await?;
+    let harness = Harness::start(settings, TENANT).await?;
     let mut engram: BTreeMap<String, Vec<Figures>> = BTreeMap::new();
     let mut transcript_figures: BTreeMap<&str, BTreeMap<String, Vec<Figures>>> = BTreeMap::new();
     let mut questions = Vec::new();

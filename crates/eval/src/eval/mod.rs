@@ -100,6 +100,14 @@ impl Harness {
         Ok(())
     }
 
+    /// Drops the access statistics recorded for `user` of `tenant` since the last flush:
+    /// lookups made to look rather than to serve leave no trace in later rankings.
+    pub fn discard_access(&self, tenant: &str, user: &str) -> anyhow::Result<()> {
+        let user = engram_base::domain::UserId::parse(user.to_owned())?;
+        self.access.forget_user(&TenantId::parse(tenant)?, &user);
+        Ok(())
+    }
+
     /// A key for `tenant`: each scenario lives in a tenant of its own.
     pub async fn key_for(&self, tenant: &str) -> anyhow::Result<String> {
         let scopes = [KeyScope::Read, KeyScope::Ingest, KeyScope::Admin];
