@@ -117,11 +117,17 @@ async fn read(conn: &mut PgConnection, tenant: &TenantId, user: &str, now: DateT
     for (own, name) in rows {
         if own {
             names.own = Some(name);
-        } else if super::when::resolve(&name, now).is_none() {
+        } else if !is_time(&name, now) {
             names.recurring.push(name);
         }
     }
     Ok(names)
+}
+
+/// Whether `word` names a time: said after "on" or "in", it is a time phrase ("on
+/// Friday", "in June").
+fn is_time(word: &str, now: DateTime<Utc>) -> bool {
+    ["on", "in"].iter().any(|before| super::when::resolve(&format!("{before} {word}"), now).is_some())
 }
 
 /// The words of `text` that may name someone, lowercased: those it capitalises (but the
@@ -200,6 +206,15 @@ mod tests {
             super::without("Do both James and John have pets?", &both).as_deref(),
             Some("Do both and have pets?")
         );
+    }
+
+    #[test]
+    fn a_day_or_a_month_is_no_name() {
+        let now = chrono::Utc::now();
+        for word in ["friday", "monday", "june", "december"] {
+            assert!(super::is_time(word, now), "{word}");
+        }
+        assert!(!super::is_time("caroline", now) && !super::is_time("maya", now));
     }
 
     #[test]
