@@ -44,7 +44,7 @@ pub fn assemble(sections: Vec<Section>, max_tokens: usize) -> Context {
             if seen.contains(&candidate.id) || candidate.content.trim().is_empty() {
                 continue;
             }
-            let line = format!("- {}", candidate.content.replace('\n', " "));
+            let line = line_of(&candidate.content);
             let tokens = estimate_tokens(&line) + 1;
             // A section's heading, and the blank line before every section but one.
             let extra = if kept.is_empty() { heading_tokens + usize::from(!taken.is_empty()) } else { 0 };
@@ -76,10 +76,15 @@ pub fn assemble(sections: Vec<Section>, max_tokens: usize) -> Context {
     Context { text, tokens: used, max_tokens, items }
 }
 
+/// A candidate's line as the block writes it: a bullet, on one line.
+fn line_of(content: &str) -> String {
+    format!("- {}", content.replace('\n', " "))
+}
+
 /// The tokens `lines` take under `heading`, as [`assemble`] counts them (with the blank
 /// line before the heading).
 pub fn tokens_of(lines: &[Candidate], heading: &str) -> usize {
-    let lines: usize = lines.iter().map(|c| estimate_tokens(&format!("- {}", c.content.replace('\n', " "))) + 1).sum();
+    let lines: usize = lines.iter().map(|c| estimate_tokens(&line_of(&c.content)) + 1).sum();
     if lines == 0 { 0 } else { lines + estimate_tokens(heading) + 2 }
 }
 
@@ -88,7 +93,7 @@ pub(super) fn latest_within(mut turns: Vec<Candidate>, heading: &str, budget: us
     let mut used = estimate_tokens(heading) + 2;
     let mut keep = 0;
     for turn in turns.iter().rev() {
-        let tokens = estimate_tokens(&format!("- {}", turn.content.replace('\n', " "))) + 1;
+        let tokens = estimate_tokens(&line_of(&turn.content)) + 1;
         if used + tokens > budget {
             break;
         }

@@ -19,6 +19,7 @@
 //! a name told a moment ago counts from the next minute.
 
 use chrono::{DateTime, TimeDelta, Utc};
+use engram_base::db::lend::Held;
 use sqlx::PgConnection;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -59,10 +60,11 @@ pub struct KnownNames(Mutex<ByUser>);
 type ByUser = HashMap<(TenantId, String), (DateTime<Utc>, Arc<UserNames>)>;
 
 impl KnownNames {
-    /// The user's names, read on `conn` unless read in the [`NAMES_TTL`] before `now`.
+    /// The user's names, read on a connection of `scans` unless read in the [`NAMES_TTL`]
+    /// before `now` (then no connection is taken).
     pub async fn of(
         &self,
-        conn: &mut PgConnection,
+        scans: &mut Held<'_>,
         tenant: &TenantId,
         user: &str,
         now: DateTime<Utc>,
@@ -73,7 +75,7 @@ impl KnownNames {
         {
             return Ok(names.clone());
         }
-        let names = Arc::new(read(conn, tenant, user, now).await?);
+        let names = Arc::new(read(scans.get().await?, tenant, user, now).await?);
         let mut known = self.lock();
         if known.len() >= USERS_KEPT {
             known.clear();

@@ -31,7 +31,7 @@ pub async fn run(
     let Lookup { lookups, embedder, settings, now, .. } = *lookup;
     let mut scans = lookups.scan_connection();
     // What the question asks of the user, without the names every memory is about ([`names`]).
-    let names = lookups.names.of(scans.get().await?, tenant, query.user.as_str(), now).await?;
+    let names = lookups.names.of(&mut scans, tenant, query.user.as_str(), now).await?;
     let asked = names::without(&query.text, &names.in_question(&query.text));
     let asked = asked.as_deref().unwrap_or(&query.text);
     let vector = match &query.embedding {

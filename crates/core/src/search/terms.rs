@@ -99,11 +99,6 @@ impl Terms {
     }
 }
 
-/// Whether `word` (lowercased) is too common to tell texts apart.
-pub fn is_stopword(word: &str) -> bool {
-    STOPWORDS.contains(&word)
-}
-
 /// Prefixes from four letters.
 fn tsquery_term(term: &str) -> String {
     if term.len() >= 4 { format!("{term}:*") } else { term.to_owned() }
