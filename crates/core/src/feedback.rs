@@ -6,7 +6,6 @@
 //! the rest to the consolidation jobs.
 
 use chrono::{DateTime, Duration, Utc};
-use regex::RegexSet;
 use serde::Deserialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -15,6 +14,7 @@ use crate::memories::{self, Change};
 use engram_base::configuration::CorrectionSettings;
 use engram_base::db::Database;
 use engram_base::domain::{TenantId, UserId, ValidationError};
+use engram_language::configured::Patterns;
 
 /// A client's verdict on a memory it was served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, sqlx::Type)]
@@ -45,19 +45,18 @@ impl Verdict {
 
 /// Finds correcting messages; patterns are case-insensitive regular expressions.
 pub struct Detector {
-    patterns: RegexSet,
+    patterns: Patterns,
     window: Duration,
 }
 
 impl Detector {
     pub fn new(settings: &CorrectionSettings) -> Result<Self, String> {
-        let patterns = RegexSet::new(settings.patterns.iter().map(|p| format!("(?i){p}")))
-            .map_err(|e| format!("corrections.patterns: {e}"))?;
+        let patterns = Patterns::new(&settings.patterns).map_err(|e| format!("corrections.patterns: {e}"))?;
         Ok(Self { patterns, window: Duration::minutes(settings.window_minutes.into()) })
     }
 
     pub fn is_correction(&self, text: &str) -> bool {
-        self.patterns.is_match(text)
+        self.patterns.matches(text)
     }
 
     /// Links a correcting message to the memories served to its user within the window

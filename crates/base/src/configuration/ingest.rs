@@ -51,3 +51,11 @@ impl Default for IngestSettings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_settings_list_every_kind_of_secret() {
+        assert_eq!(super::SENSITIVE_KINDS.to_vec(), engram_language::secrets::kinds().collect::<Vec<_>>());
+    }
+}

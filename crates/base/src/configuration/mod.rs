@@ -186,8 +186,8 @@ impl Settings {
         if !(0.0..=1.0).contains(&self.search.default_min_score) {
             return invalid("search.default_min_score", "must be between 0 and 1");
         }
-        if let Err(err) = regex::RegexSet::new(self.corrections.patterns.iter().map(|p| format!("(?i){p}"))) {
-            return invalid("corrections.patterns", &err.to_string());
+        if let Err(err) = engram_language::configured::Patterns::new(&self.corrections.patterns) {
+            return invalid("corrections.patterns", &err);
         }
         if self.server.tls_cert.is_some() != self.server.tls_key.is_some() {
             return invalid("server.tls_cert", "and server.tls_key go together: set both to serve HTTPS, or neither");

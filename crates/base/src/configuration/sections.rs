@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use engram_language::configured::CORRECTIONS;
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -178,28 +179,8 @@ pub struct CorrectionSettings {
 
 impl Default for CorrectionSettings {
     fn default() -> Self {
-        Self { patterns: default_correction_patterns(), window_minutes: 30 }
+        Self { patterns: CORRECTIONS.iter().map(|p| (*p).to_owned()).collect(), window_minutes: 30 }
     }
-}
-
-/// Multilingual defaults for `corrections.patterns`.
-fn default_correction_patterns() -> Vec<String> {
-    [
-        r"\bthat'?s (wrong|not right|incorrect|not true|outdated)\b",
-        r"\byou('re| are) wrong\b",
-        r"\b(not|no) (true|correct) any ?more\b",
-        r"\bno longer\b",
-        r"\bi (already|have already|just) (switched|moved|changed|migrated)\b",
-        r"\bwe (already|have already) (switched|moved|changed|migrated)\b",
-        r"\bthat was (before|ages ago)\b",
-        r"你记错了|记错了|不对|搞错了|已经(换成|改成|迁移到|不用)|不再用",
-        r"\beso no es (cierto|correcto)\b|\bya no\b",
-        r"\bdas stimmt nicht\b|\bnicht mehr\b",
-        r"\bc'est faux\b|\bplus maintenant\b",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

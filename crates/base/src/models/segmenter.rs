@@ -19,13 +19,7 @@ use ort::value::TensorRef;
 
 use super::ModelError;
 
-/// One word of a text, where it starts (in bytes) and its tag (`PER`, `LOC`, `n`, `v`, …).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
-    pub text: String,
-    pub start: usize,
-    pub tag: String,
-}
+pub use engram_language::relations::segmented::Word;
 
 pub struct Segmenter {
     vocabulary: HashMap<char, i64>,

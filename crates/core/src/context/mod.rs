@@ -38,7 +38,7 @@ use crate::search::SearchResult;
 use assemble::{Candidate, Section, assemble, latest_within, tokens_of};
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{ResultKind, SessionId, TenantId, UserId};
-pub use engram_base::text::estimate_tokens;
+pub use engram_language::text::estimate_tokens;
 use read::{dated, latest_turns, profile, recent_summaries};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -115,7 +115,7 @@ pub async fn build(
         None => Vec::new(),
     };
     let (profile, relations) = match request.query {
-        Some(text) if crate::search::present::asks(text) => {
+        Some(text) if engram_language::when::present::asks(text) => {
             without_changed(db, tenant, profile, relations, &relevant).await?
         }
         _ => (profile, relations),

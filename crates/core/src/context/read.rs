@@ -26,9 +26,9 @@ fn said(at: DateTime<Utc>, role: Option<Role>, content: &str) -> String {
         Some(role) => format!("{}: {content}", role.as_str()),
         None => content.to_owned(),
     };
-    match crate::search::when::annotate(content, at) {
-        Some(meant) => engram_base::text::dated(at, &format!("{line} ({meant})")),
-        None => engram_base::text::dated(at, &line),
+    match engram_language::when::annotate(content, at) {
+        Some(meant) => engram_language::text::dated(at, &format!("{line} ({meant})")),
+        None => engram_language::text::dated(at, &line),
     }
 }
 
@@ -54,7 +54,7 @@ pub(super) async fn latest_turns(
     Ok(rows
         .into_iter()
         .filter_map(|(id, role, content, at)| {
-            let content = engram_base::text::visible(&content)?;
+            let content = engram_language::text::visible(&content)?;
             Some(Candidate { id: id.to_string(), kind: ResultKind::Event, content: said(at, Some(role), &content) })
         })
         .collect())

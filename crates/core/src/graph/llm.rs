@@ -12,12 +12,12 @@ use serde::Deserialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::mention::Mention;
-use super::names::normalise;
 use super::{EntityType, Graph, Predicate};
 use super::{Extracted, Triple};
 use engram_base::domain::{TenantId, UserId};
 use engram_base::models::{Llm, ModelError, Prompts, TokenBudget};
+use engram_language::relations::mention::Mention;
+use engram_language::relations::names::normalise;
 
 /// How many of the user's entities the prompt lists.
 const KNOWN_ENTITIES: i64 = 40;
@@ -131,7 +131,7 @@ pub async fn extract(
                 }),
                 None => {
                     let name = e.name.trim();
-                    let kind = match engram_base::technologies::is_named(name) {
+                    let kind = match engram_language::technologies::is_named(name) {
                         true => EntityType::Technology,
                         false => EntityType::parse(&e.kind)?,
                     };

@@ -7,10 +7,10 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::EntityStatus;
-use super::names::distinct;
 use super::store::{Target, record};
 use crate::memories::Change;
 use engram_base::domain::{TenantId, UserId};
+use engram_language::relations::names::distinct;
 
 /// Merges entity `from` into `into`: its names become aliases, its relations move
 /// over (the moved ids are in the history row, so [`restore`] can move them back).

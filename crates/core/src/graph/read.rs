@@ -78,7 +78,7 @@ pub async fn list(
     limit: i64,
     cursor: Option<Uuid>,
 ) -> sqlx::Result<Vec<Entity>> {
-    let query = query.map(super::names::normalise).filter(|q| !q.is_empty());
+    let query = query.map(engram_language::relations::names::normalise).filter(|q| !q.is_empty());
     let sql = format!(
         "SELECT {ENTITY_COLUMNS} FROM entities
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND ($3::text IS NULL OR type = $3)
@@ -155,7 +155,7 @@ pub async fn find(
             .await;
     }
     let mut names = graph.aliases.all_names_of(name_or_id);
-    names.push(super::names::normalise(name_or_id));
+    names.push(engram_language::relations::names::normalise(name_or_id));
     sqlx::query_scalar(
         "SELECT id FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
             AND (norm_name = ANY($3) OR aliases && $3) ORDER BY is_user DESC, first_seen LIMIT 1",

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::store::{Said, Target, Writer, Written, record};
 use super::{Exclusive, Predicate};
 use crate::memories::Change;
-use engram_base::technologies::technologies;
+use engram_language::technologies::technologies;
 
 /// The turns a relation keeps as its sources: the latest ones. The relations' edge index
 /// holds them, and a B-tree index row is at most about 2.7 kB, so a relation said in

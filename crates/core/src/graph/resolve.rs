@@ -8,12 +8,12 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::EntityType;
-use super::mention::Mention;
 use super::merge::merge;
-use super::names::{distinct, normalise};
 use super::store::{Target, Writer, Written, record};
 use crate::memories::Change;
 use engram_base::models::Embedding;
+use engram_language::relations::mention::Mention;
+use engram_language::relations::names::{distinct, normalise};
 
 impl Writer<'_> {
     /// The entity `mention` names: known by name or alias, or similar enough, or new.

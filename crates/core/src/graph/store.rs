@@ -10,10 +10,10 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::Triple;
-use super::names::Aliases;
 use crate::memories::Change;
 use engram_base::domain::{TenantId, UserId};
 use engram_base::models::Embedder;
+use engram_language::relations::names::Aliases;
 
 /// Where graph writes happen: the user, the embedder, the aliases and who is writing.
 pub struct Writer<'a> {

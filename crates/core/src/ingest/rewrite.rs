@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::sessions::summaries;
 use engram_base::domain::{TenantId, UserId};
 
-pub use engram_base::text::DELETED;
+pub use engram_language::text::DELETED;
 
 /// What a rewrite changed.
 #[derive(Debug, Default, Clone)]

@@ -5,7 +5,7 @@
 //! so no vector, summary, fact, graph row, export or log can hold it.
 
 use engram_base::domain::NewEvent;
-use engram_base::secrets::{redact_json, redact_kinds};
+use engram_language::secrets::{redact_json, redact_kinds};
 
 /// Redacts `kinds` in every event's content and metadata; returns how many events changed.
 pub fn redact_events(events: &mut [NewEvent], kinds: &[String]) -> usize {

@@ -19,12 +19,12 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::facts::technologies;
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::memories::lifecycle;
 use engram_base::models::answers::{kept_share, says_nothing};
 use engram_base::models::{ModelError, TokenBudget};
+use engram_language::facts::technologies;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]

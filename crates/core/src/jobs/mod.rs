@@ -28,7 +28,6 @@ pub mod definition;
 mod embed_events;
 mod evict;
 mod extract_facts;
-pub mod facts;
 pub mod index_large_users;
 pub mod job;
 mod llm_usage;

@@ -14,12 +14,12 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::facts::technologies;
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::memories::{self, CATEGORIES, NewMemory, lifecycle};
 use engram_base::models::TokenBudget;
-use engram_base::secrets::sensitive_kinds;
+use engram_language::facts::technologies;
+use engram_language::secrets::sensitive_kinds;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]

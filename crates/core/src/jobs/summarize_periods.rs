@@ -16,7 +16,7 @@ use super::summarize_sessions::select_sentences;
 use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Span, Summary};
 use engram_base::models::TokenBudget;
-use engram_base::secrets::redact;
+use engram_language::secrets::redact;
 
 /// Period summaries' vectors, for `reembed`.
 pub const VECTORS: engram_base::stored_vectors::VectorColumn = engram_base::stored_vectors::VectorColumn {

@@ -18,8 +18,8 @@ use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Summary};
 use engram_base::domain::Role;
 use engram_base::models::{Embedding, Prompt, TokenBudget};
-use engram_base::secrets::{redact, sensitive_kinds};
-use engram_base::text::{estimate_tokens, is_small_talk, sentences, word_count};
+use engram_language::secrets::{redact, sensitive_kinds};
+use engram_language::text::{estimate_tokens, is_small_talk, sentences, word_count};
 
 /// Session summaries' vectors, for `reembed`.
 pub const VECTORS: engram_base::stored_vectors::VectorColumn = engram_base::stored_vectors::VectorColumn {

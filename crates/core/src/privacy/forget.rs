@@ -12,11 +12,12 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::referents::{self, ResolveError, Turn};
-use super::{Erasure, erase, requests};
+use super::{Erasure, erase};
 use crate::memories::{self, Change, NewMemory};
 use engram_base::domain::{Kind, Role, TenantId, UserId};
 use engram_base::models::Embedder;
-use engram_base::text::sentences;
+use engram_language::forget as requests;
+use engram_language::text::sentences;
 
 /// What honouring the requests came to.
 #[derive(Debug, Default, Clone)]

@@ -6,9 +6,6 @@
 
 pub mod forget;
 pub mod referents;
-pub mod requests;
-pub mod topics;
-pub mod values;
 
 use std::collections::BTreeMap;
 
@@ -20,6 +17,7 @@ use crate::ingest::rewrite::{DELETED, rewrite_turns};
 use crate::memories::Change;
 use crate::memories::edit;
 use engram_base::domain::{TenantId, UserId};
+use engram_language::forget::values;
 
 /// What to erase.
 #[derive(Debug, Default, Clone)]
@@ -115,7 +113,7 @@ pub async fn echoes(
 
 /// `text` with the sentences `gone` picks replaced by [`DELETED`]; `None` when none is.
 pub fn without(text: &str, gone: impl Fn(&str) -> bool) -> Option<String> {
-    let sentences = engram_base::text::sentences(text);
+    let sentences = engram_language::text::sentences(text);
     if !sentences.iter().any(|s| gone(s)) {
         return None;
     }

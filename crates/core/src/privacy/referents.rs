@@ -27,11 +27,10 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::requests::{self, Request};
-use super::{topics, values};
 use engram_base::domain::{Role, TenantId, UserId};
 use engram_base::models::{Embedder, Embedding, ModelError};
-use engram_base::text::{is_small_talk, sentences, word_count};
+use engram_language::forget::{self as requests, Request, topics, values};
+use engram_language::text::{is_small_talk, sentences, word_count};
 
 /// Similar enough to the topic to be about it, wherever it was said.
 const CLEARLY_SIMILAR: f32 = 0.5;
@@ -190,8 +189,8 @@ fn by_topic(said: &mut [Said], topic: &str, topic_v: &Embedding, vectors: &[Embe
         }
         let kind = topics::talks_about(topic, &s.text) && (s.in_session || *sim >= SESSION_SIMILAR);
         s.gone = match s.turn.role {
-            Role::User => names(&s.text, topic) || kind || *sim >= CLEARLY_SIMILAR,
-            _ => s.in_session && (names(&s.text, topic) || kind),
+            Role::User => topics::names(&s.text, topic) || kind || *sim >= CLEARLY_SIMILAR,
+            _ => s.in_session && (topics::names(&s.text, topic) || kind),
         };
     }
     let user_statement = |s: &Said| s.turn.role == Role::User && s.in_session && !is_small_talk(&s.text);
@@ -211,7 +210,7 @@ fn by_topic(said: &mut [Said], topic: &str, topic_v: &Embedding, vectors: &[Embe
     // turn, opening with a word that points back ("It was devastating.", "他经常值夜班").
     for i in 1..said.len() {
         let same_turn = said[i - 1].turn.id == said[i].turn.id;
-        if same_turn && said[i - 1].gone && said[i].turn.role == Role::User && CONTINUES.is_match(&said[i].text) {
+        if same_turn && said[i - 1].gone && said[i].turn.role == Role::User && topics::continues(&said[i].text) {
             said[i].gone = true;
             continue;
         }
@@ -220,38 +219,12 @@ fn by_topic(said: &mut [Said], topic: &str, topic_v: &Embedding, vectors: &[Embe
         // "It is." alone says nothing of its own: it stays.
         let continues = said[i].turn.role == Role::User
             && said[i].in_session
-            && CONTINUES.is_match(&said[i].text)
+            && topics::continues(&said[i].text)
             && word_count(&said[i].text) > 3;
         if continues && previous_user.is_some_and(|j| said[j].gone) && !said[i].gone {
             said[i].gone = true;
         }
     }
-}
-
-/// A sentence that goes on about the one before: it opens with a word pointing back.
-static CONTINUES: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"(?i)^(?:(?:and|but|so|oh|also|plus),?\s+)?(?:she|he|they|it|that|this|those|these|which)\b|^(?:她|他|它|这|那)")
-        .expect("a valid pattern")
-});
-
-/// Whether `text` names `topic`: one of its words (three letters or more, a plural's
-/// `s` aside), or two of its Chinese characters in a row.
-pub fn names(text: &str, topic: &str) -> bool {
-    let lower = text.to_lowercase();
-    let words: HashSet<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    let stem = |w: &str| w.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(w).to_owned();
-    let stems: HashSet<String> = words.iter().map(|w| stem(w)).collect();
-    topic.to_lowercase().split(|c: char| c.is_whitespace() || c == '-').any(|word| {
-        let han: Vec<char> = word.chars().filter(|c| is_han(*c)).collect();
-        if han.len() >= 2 {
-            return han.windows(2).any(|pair| lower.contains(&pair.iter().collect::<String>()));
-        }
-        word.chars().count() >= 3 && (words.contains(word) || stems.contains(&stem(word)))
-    })
-}
-
-fn is_han(c: char) -> bool {
-    ('\u{4E00}'..='\u{9FFF}').contains(&c) || ('\u{3400}'..='\u{4DBF}').contains(&c)
 }
 
 /// The turns a request may refer to: its session's latest, and older ones that name the
@@ -276,12 +249,7 @@ async fn candidates(
     .bind(SESSION_TURNS)
     .fetch_all(&mut *conn)
     .await?;
-    let words: Vec<String> = request
-        .topic
-        .split_whitespace()
-        .filter(|w| w.chars().count() >= 3 || w.chars().any(is_han))
-        .map(|w| format!("%{}%", w.trim_end_matches('s')))
-        .collect();
+    let words: Vec<String> = topics::words(&request.topic).iter().map(|w| format!("%{w}%")).collect();
     if !words.is_empty() {
         let vector = embedder.embed_one(&request.topic).await?;
         let dims = vector.dims();
@@ -341,8 +309,8 @@ async fn memories_of(
             None => m.source_event_ids.iter().any(|e| gone_turns.contains(e) && !kept_turns.contains(e)),
         };
         let from_session = m.source_event_ids.iter().any(|e| session_turns.contains(e));
-        let named =
-            !topic.is_empty() && (names(&m.content, topic) || from_session && topics::talks_about(topic, &m.content));
+        let named = !topic.is_empty()
+            && (topics::names(&m.content, topic) || from_session && topics::talks_about(topic, &m.content));
         if from_gone_sentence || named || values::repeats(&m.content, found_values) {
             found.push(m.id);
         } else if topic_vector.is_some() {
@@ -360,18 +328,4 @@ async fn memories_of(
         }
     }
     Ok(found)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::names;
-
-    #[test]
-    fn a_topic_is_named_by_a_word_or_two_chinese_characters() {
-        assert!(names("I got a new tattoo on my wrist", "tattoos"));
-        assert!(names("我的护照号码在抽屉里", "护照"));
-        assert!(names("I'm saving for a trip", "savings"));
-        assert!(!names("I'm flying to Rome", "savings account"));
-        assert!(!names("The bus was late", "as"));
-    }
 }

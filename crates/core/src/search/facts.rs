@@ -8,7 +8,7 @@
 //! Either way the database finds candidates and the service ranks them: a candidate's
 //! keyword share is the weighted share of the query's terms its text holds (a keyed
 //! fact's canonical statement too, [`crate::memories::keyword_text`], matched as
-//! [`super::terms::holds`]), its decay [`DecayParams::weight`]. Ranking in SQL cost a
+//! `engram_language::terms::holds`), its decay [`DecayParams::weight`]. Ranking in SQL cost a
 //! scan more than the read itself (a subplan per candidate and term, a sort, a lookup of
 //! access counts per candidate).
 
@@ -18,13 +18,13 @@ use sqlx::{FromRow, PgConnection, Row as _};
 use uuid::Uuid;
 
 use super::lookups::{Scanned, TableLookup};
-use super::terms::Terms;
 use super::{Lookup, Parts, SearchQuery, SearchResult, candidates};
 use crate::memories::decay::DecayParams;
 use crate::user_indexes::Indexed;
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{Kind, TenantId};
 use engram_base::models::Embedding;
+use engram_language::terms::Terms;
 
 /// A candidate as both ways read it, by column name: everything ranking needs.
 #[derive(sqlx::FromRow)]
@@ -241,12 +241,14 @@ impl<'a> MemoryLookup<'a> {
     /// The candidates as results with their keyword share and decay, and the weights
     /// the statement found when it weighed the terms (else `terms`' own count).
     fn ranked(&self, rows: impl Iterator<Item = Candidate>, weights: Option<Vec<f64>>) -> Scanned {
-        let shares = super::terms::normalised(weights.as_ref().unwrap_or(&self.terms.weights).iter().copied());
+        let shares =
+            engram_language::terms::normalised(weights.as_ref().unwrap_or(&self.terms.weights).iter().copied());
         let results = rows
             .map(|row| {
                 let text = crate::memories::keyword_text(&row.content, row.key.as_deref(), row.value.as_deref());
                 let text = text.to_lowercase();
-                let keyword = self.terms.all.iter().zip(&shares).filter(|(t, _)| super::terms::holds(&text, t));
+                let keyword =
+                    self.terms.all.iter().zip(&shares).filter(|(t, _)| engram_language::terms::holds(&text, t));
                 let keyword: f64 = keyword.map(|(_, w)| w).sum();
                 let touched = row.last_accessed_at.unwrap_or(row.created_at);
                 let (importance, accesses) = (row.importance.into(), row.access_count.unwrap_or(0));

@@ -37,11 +37,11 @@ use sqlx::PgConnection;
 use sqlx::postgres::PgConnectOptions;
 
 use super::SearchResult;
-use super::terms::Terms;
 use crate::user_indexes::Indexed;
 use engram_base::configuration::SearchSettings;
 use engram_base::db::lend::{Held, LendingPool};
 use engram_base::domain::TenantId;
+use engram_language::terms::Terms;
 
 /// How long a user found large stays on the index way before a scan looks again.
 pub const LARGE_USER_TTL: Duration = Duration::from_secs(600);

@@ -52,7 +52,6 @@ pub mod relations;
 mod rerank;
 mod score;
 mod summaries;
-pub mod when;
 pub use lookups::{candidates, has_own_index};
 pub mod terms;
 

@@ -1,23 +1,22 @@
-//! Questions about the present ("where does the user currently live?", "现在前端用什么"):
-//! the newest statement on a topic answers them. Among a search's candidate facts and
-//! raw turns, when a newer one on the same topic follows a result (their stored vectors
-//! at least [`SAME_TOPIC`] similar), the newest of those takes the result's score if it
-//! had less — from below `min_score` too — and the result ranks just below it. So "I've
-//! officially started at Initech now" comes before "I work as a data analyst at Globex"
-//! whatever their words share with the question. The older result is not dropped: it is
-//! the history the newer one changed, and often what a question means after all.
-//! Without a word of the present, with a time phrase ("what was she reading in May
-//! 2023") or with `as_of`, nothing moves.
+//! Questions about the present ("where does the user currently live?", "现在前端用什么";
+//! `engram_language::when::present` knows their words): the newest statement on a topic
+//! answers them. Among a search's candidate facts and raw turns, when a newer one on
+//! the same topic follows a result (their stored vectors at least [`SAME_TOPIC`]
+//! similar), the newest of those takes the result's score if it had less — from below
+//! `min_score` too — and the result ranks just below it. So "I've officially started at
+//! Initech now" comes before "I work as a data analyst at Globex" whatever their words
+//! share with the question. The older result is not dropped: it is the history the
+//! newer one changed, and often what a question means after all. Without a word of the
+//! present, with a time phrase ("what was she reading in May 2023") or with `as_of`,
+//! nothing moves.
 //!
 //! The same test tells the context which standing lines a present question has
 //! outdated ([`changed`]): a profile fact or a relation with a newer result on its topic
 //! is history there, not what stands.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use regex::Regex;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -29,18 +28,6 @@ use engram_base::domain::{ResultKind, TenantId};
 /// winters for Austin summers"), so the bar is low: a close call reorders results, and
 /// in a context leaves a standing line out for a newer one on its topic.
 pub const SAME_TOPIC: f32 = 0.2;
-
-static PRESENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(?:current|currently|now|right now|these days|nowadays|at the moment|at present|presently|still|anymore|any more|today|lately|latest|newest|most recent)\b|目前|现在|如今|眼下|当前|最近|这些天|还在|仍然|依然|最新",
-    )
-    .expect("a valid pattern")
-});
-
-/// Whether `query` asks about the present.
-pub fn asks(query: &str) -> bool {
-    PRESENT.is_match(query)
-}
 
 /// When a result says it happened: a turn's time, a memory's `valid_from`.
 fn said_at(result: &SearchResult) -> DateTime<Utc> {

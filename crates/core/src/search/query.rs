@@ -7,11 +7,12 @@ use uuid::Uuid;
 use super::events::EventLookup;
 use super::facts::MemoryLookup;
 use super::relations::{self, RelationQuery};
-use super::terms::terms;
-use super::{Lookup, SearchQuery, SearchResult, names, present, rerank, score, summaries, when};
+use super::{Lookup, SearchQuery, SearchResult, present, rerank, score, summaries};
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{ResultKind, TenantId};
 use engram_base::models::ModelError;
+use engram_language::terms::terms;
+use engram_language::when;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
@@ -32,7 +33,7 @@ pub async fn run(
     let mut scans = lookups.scan_connection();
     // What the question asks of the user, without the names every memory is about ([`names`]).
     let names = lookups.names.of(&mut scans, tenant, query.user.as_str(), now).await?;
-    let asked = names::without(&query.text, &names.in_question(&query.text));
+    let asked = engram_language::question_names::without(&query.text, &names.in_question(&query.text));
     let asked = asked.as_deref().unwrap_or(&query.text);
     let vector = match &query.embedding {
         Some(vector) => vector.clone(),
@@ -107,14 +108,14 @@ pub async fn run(
     if let Some(reranker) = lookup.reranker {
         rerank::reorder(reranker, &query.text, &mut results).await;
     }
-    if query.as_of.is_none() && window.is_none() && present::asks(&query.text) {
+    if query.as_of.is_none() && window.is_none() && engram_language::when::present::asks(&query.text) {
         present::newest_first(scans.get().await?, tenant, &mut results).await?;
     }
     scans.give_back();
     results.retain(|r| r.score >= query.min_score);
     // A turn is shown without what was forgotten from it, or not at all.
     results.retain_mut(|r| match r.kind {
-        ResultKind::Event => engram_base::text::visible(&r.content).map(|text| r.content = text).is_some(),
+        ResultKind::Event => engram_language::text::visible(&r.content).map(|text| r.content = text).is_some(),
         _ => true,
     });
     let mut results = score::one_slot_per_turn(results);

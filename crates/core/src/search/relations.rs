@@ -7,7 +7,6 @@ use uuid::Uuid;
 
 use std::collections::HashMap;
 
-use super::when::Window;
 use super::{Lookup, Parts, SearchError, SearchResult};
 use crate::graph::GraphSettings;
 use crate::graph::retrieve::{self, Edge, Reached};
@@ -15,6 +14,7 @@ use crate::graph::snapshot;
 use engram_base::db::lend::Held;
 use engram_base::domain::{ResultKind, TenantId, UserId};
 use engram_base::models::Embedding;
+use engram_language::when::Window;
 
 /// What a relation lookup starts from.
 pub struct RelationQuery<'a> {
@@ -89,8 +89,8 @@ pub async fn search(
         Some(row) => retrieve::reached_in(row, &steps, (&whole, &asked_vector)),
         None => retrieve::relations(conn, tenant, &steps, Some((&whole, &asked_vector))).await?,
     };
-    let terms = super::terms::terms(&asked);
-    let weights = super::terms::normalised(terms.weights.iter().copied());
+    let terms = engram_language::terms::terms(&asked);
+    let weights = engram_language::terms::normalised(terms.weights.iter().copied());
     let scored =
         scored(&reached, &terms.all, &weights, settings, |parts| parts.explain(lookup.settings, query.window).score());
     Ok(described(scored, query.keep, &reached))

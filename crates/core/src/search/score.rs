@@ -7,9 +7,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::{SearchResult, when};
+use super::SearchResult;
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{ResultKind, Role};
+use engram_language::when;
 
 /// What a result's score is made of (see the module documentation).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

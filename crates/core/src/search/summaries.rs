@@ -6,11 +6,11 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::lookups::candidates;
-use super::terms::Terms;
 use super::{Parts, SearchQuery, SearchResult};
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{ResultKind, TenantId};
 use engram_base::models::Embedding;
+use engram_language::terms::Terms;
 
 /// How one kind of summary is stored.
 pub struct SummaryTable {

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use super::Figure;
 use engram_core::graph::Aliases;
-use engram_core::graph::extract::extract;
-use engram_core::graph::mention::Discourse;
+use engram_language::relations::extract::extract;
+use engram_language::relations::mention::Discourse;
 
 const SENTENCES: &[&str] = &[
     "I lead the checkout project.",

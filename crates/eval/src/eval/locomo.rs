@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::Context;
-use chrono::{DateTime, Duration, NaiveDate, Utc};
+use chrono::{DateTime, Duration, Utc};
+use engram_language::when::written::spoken_time;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -142,7 +143,7 @@ async fn ingest(
         let Some(turns) = conversation[format!("session_{n}")].as_array() else { break };
         let at = conversation[format!("session_{n}_date_time")]
             .as_str()
-            .and_then(parse_date)
+            .and_then(spoken_time)
             .unwrap_or(last + Duration::days(1));
         // Replayed as it happened: the session's turns arrive at its end, on the clock
         // that ingest checks `created_at` against.
@@ -175,7 +176,7 @@ fn all_turns(conversation: &Value) -> Vec<Turn> {
         let Some(session) = conversation[format!("session_{n}")].as_array() else { break };
         let at = conversation[format!("session_{n}_date_time")]
             .as_str()
-            .and_then(parse_date)
+            .and_then(spoken_time)
             .unwrap_or(last + Duration::days(1));
         last = last.max(at + Duration::seconds(session.len() as i64 * 30));
         for (i, t) in session.iter().enumerate() {
@@ -186,20 +187,6 @@ fn all_turns(conversation: &Value) -> Vec<Turn> {
         }
     }
     turns
-}
-
-/// "1:56 pm on 8 May, 2023".
-fn parse_date(text: &str) -> Option<DateTime<Utc>> {
-    let re = regex::Regex::new(r"(?i)(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})").ok()?;
-    let c = re.captures(text)?;
-    let (mut hour, minute): (u32, u32) = (c[1].parse().ok()?, c[2].parse().ok()?);
-    if c[3].eq_ignore_ascii_case("pm") && hour < 12 {
-        hour += 12;
-    } else if c[3].eq_ignore_ascii_case("am") && hour == 12 {
-        hour = 0;
-    }
-    let date = NaiveDate::parse_from_str(&format!("{} {} {}", &c[4], &c[5], &c[6]), "%d %B %Y").ok()?;
-    Some(date.and_hms_opt(hour, minute, 0)?.and_utc())
 }
 
 /// What a question found.
@@ -288,7 +275,13 @@ mod tests {
 
     #[test]
     fn locomo_dates_parse() {
-        assert_eq!(parse_date("1:56 pm on 8 May, 2023"), Some("2023-05-08T13:56:00Z".parse().unwrap()));
-        assert_eq!(parse_date("12:09 am on 15 June, 2023"), Some("2023-06-15T00:09:00Z".parse().unwrap()));
+        assert_eq!(
+            engram_language::when::written::spoken_time("1:56 pm on 8 May, 2023"),
+            Some("2023-05-08T13:56:00Z".parse().unwrap())
+        );
+        assert_eq!(
+            engram_language::when::written::spoken_time("12:09 am on 15 June, 2023"),
+            Some("2023-06-15T00:09:00Z".parse().unwrap())
+        );
     }
 }

@@ -108,8 +108,8 @@ impl Transcript {
             let mut text = String::new();
             let mut used = 0;
             for &i in ranked {
-                let line = format!("- {}", engram_base::text::dated(self.turns[i].at, &self.turns[i].line));
-                let tokens = engram_base::text::estimate_tokens(&line) + 1;
+                let line = format!("- {}", engram_language::text::dated(self.turns[i].at, &self.turns[i].line));
+                let tokens = engram_language::text::estimate_tokens(&line) + 1;
                 if used + tokens > budget {
                     break;
                 }
@@ -138,7 +138,7 @@ fn fuse(rankings: &[Vec<usize>]) -> Vec<usize> {
 
 /// Lowercased words without stopwords, as search's keyword half sees them.
 fn words(text: &str) -> Vec<String> {
-    engram_core::search::terms::words(text)
+    engram_language::terms::words(text)
 }
 
 #[cfg(test)]

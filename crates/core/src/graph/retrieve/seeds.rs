@@ -8,11 +8,11 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::graph::GraphSettings;
-use crate::graph::names::{Aliases, normalise, similarity, trigrams};
 use crate::graph::snapshot::{Entity, UserGraph};
 use engram_base::db::lend::{Held, LendingPool};
 use engram_base::domain::{TenantId, UserId};
 use engram_base::models::Embedding;
+use engram_language::relations::names::{Aliases, normalise, similarity, trigrams};
 
 /// An entity a walk starts from, and how surely the query means it (0..1).
 #[derive(Debug, Clone, Copy)]

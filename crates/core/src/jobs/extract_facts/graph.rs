@@ -1,6 +1,6 @@
 //! The graph half of `extract_facts`: the same user messages (sensitive data already
 //! dropped or redacted), read for entities and relations by the rules of
-//! [`crate::graph::extract`] and, with an LLM, also by the `extract_graph` prompt: what
+//! `engram_language::relations::extract` and, with an LLM, also by the `extract_graph` prompt: what
 //! the LLM adds goes beside what the rules found (a relation the rules read in a message
 //! stands against the LLM's with the same predicate), so no answer takes anything away. One job rather than two: the messages are read once, under one watermark, and
 //! a relation can name the fact stored from its sentence.
@@ -13,10 +13,10 @@ use super::super::{Counts, Models};
 use super::llm::triggers;
 use super::{Event, ExtractParams};
 use crate::graph::Extracted;
-use crate::graph::extract::extract as by_rules;
-use crate::graph::mention::{Discourse, is_chinese};
 use crate::graph::store::{Said, Writer};
-use engram_base::text::sentences;
+use engram_language::relations::extract::extract as by_rules;
+use engram_language::relations::mention::{Discourse, is_chinese};
+use engram_language::text::sentences;
 
 /// A fact stored in this run: the turn, the user's words, the memory.
 pub(super) struct Stored {
@@ -48,8 +48,7 @@ pub(super) async fn extract(
     // the messages past the pre-filter are sent, as for facts.
     let mut by_llm: Option<Vec<Extracted>> = None;
     let triggers = triggers(&params.triggers)?;
-    let sent: Vec<usize> =
-        (0..said.len()).filter(|&i| triggers.is_empty() || triggers.iter().any(|t| t.is_match(&said[i].1))).collect();
+    let sent: Vec<usize> = (0..said.len()).filter(|&i| triggers.is_empty() || triggers.matches(&said[i].1)).collect();
     if models.llm.is_some() && sent.is_empty() {
         by_llm = Some(vec![Extracted::default(); said.len()]);
     }
@@ -164,7 +163,7 @@ async fn segmented(graph: &crate::graph::Graph, sentence: &str, extracted: &mut 
     let Some(segmenter) = graph.segmenter.clone().filter(|_| names_chinese) else { return };
     let text = sentence.to_owned();
     match tokio::task::spawn_blocking(move || segmenter.words(&text)).await {
-        Ok(Ok(words)) => crate::graph::segmented::snap(extracted, sentence, &words),
+        Ok(Ok(words)) => engram_language::relations::segmented::snap(extracted, sentence, &words),
         Ok(Err(err)) => tracing::warn!(error = %err, "the Chinese segmenter failed: the rules' names stand"),
         Err(err) => tracing::warn!(error = %err, "the Chinese segmenter panicked: the rules' names stand"),
     }

@@ -11,31 +11,28 @@ use serde::Deserialize;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::super::facts::{self, Found};
 use super::super::job::Unit;
 use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
 use crate::memories::CATEGORIES;
 use engram_base::models::answers::{said_in, says_nothing};
 use engram_base::models::{ModelError, TokenBudget};
-use engram_base::secrets::sensitive_kinds;
+use engram_language::configured::Patterns;
+use engram_language::facts::{self, Found};
+use engram_language::secrets::sensitive_kinds;
 
 /// Compiled trigger patterns, by their source list.
-type TriggerCache = std::sync::Mutex<HashMap<Vec<String>, Arc<Vec<regex::Regex>>>>;
+type TriggerCache = std::sync::Mutex<HashMap<Vec<String>, Arc<Patterns>>>;
 
 static TRIGGERS: LazyLock<TriggerCache> = LazyLock::new(Default::default);
 
 /// The compiled trigger patterns (compiled once per distinct list).
-pub(super) fn triggers(patterns: &[String]) -> anyhow::Result<Arc<Vec<regex::Regex>>> {
+pub(super) fn triggers(patterns: &[String]) -> anyhow::Result<Arc<Patterns>> {
     let mut cache = TRIGGERS.lock().expect("not poisoned");
     if let Some(compiled) = cache.get(patterns) {
         return Ok(compiled.clone());
     }
-    let compiled = patterns
-        .iter()
-        .map(|p| regex::Regex::new(&format!("(?i){p}")).map_err(|e| anyhow::anyhow!("params.triggers: {e}")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let compiled = Arc::new(compiled);
+    let compiled = Arc::new(Patterns::new(patterns).map_err(|e| anyhow::anyhow!("params.triggers: {e}"))?);
     cache.insert(patterns.to_vec(), compiled.clone());
     Ok(compiled)
 }
@@ -73,7 +70,7 @@ pub(super) async fn with_llm<'e>(
     let sent: Vec<&(&Event, String)> = said
         .iter()
         .filter(|(_, text)| {
-            let keep = triggers.is_empty() || triggers.iter().any(|t| t.is_match(text));
+            let keep = triggers.is_empty() || triggers.matches(text);
             if !keep {
                 counts.add("prefilter_skipped", 1);
             }

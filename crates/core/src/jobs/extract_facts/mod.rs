@@ -1,5 +1,5 @@
 //! `extract_facts`: the user's new events since their watermark become facts. Without
-//! an LLM (the default) the rules of [`super::facts`] find self-introductions,
+//! an LLM (the default) the rules of `engram_language::facts` find self-introductions,
 //! preferences, tools and changes, and keep other informative statements verbatim.
 //! With one, the rules read the messages too, and those that pass a cheap multilingual
 //! pre-filter also go to the LLM in one call with the user's most relevant known facts;
@@ -23,13 +23,13 @@ mod llm;
 mod store;
 
 use super::checkpoints;
-use super::facts::{self, Found};
 use super::job::{BoxFuture, Job, Unit};
 use super::{Counts, Models, Scope};
 use crate::privacy::forget;
 use engram_base::domain::Role;
-use engram_base::secrets::{redact, sensitive_kinds};
-use engram_base::text::sentences;
+use engram_language::facts::{self, Found};
+use engram_language::secrets::{redact, sensitive_kinds};
+use engram_language::text::sentences;
 use llm::{triggers, with_llm};
 use store::{open_corrections, store};
 
@@ -71,7 +71,7 @@ impl Default for ExtractParams {
             blocked_categories: vec!["health".into(), "finance".into()],
             change_similarity: 0.4,
             duplicate_similarity: 0.92,
-            triggers: DEFAULT_TRIGGERS.iter().map(|t| (*t).to_owned()).collect(),
+            triggers: engram_language::configured::TRIGGERS.iter().map(|t| (*t).to_owned()).collect(),
             known_facts: 20,
         }
     }
@@ -83,17 +83,6 @@ impl ExtractParams {
         triggers(&self.triggers).map(|_| ()).map_err(|e| e.to_string())
     }
 }
-
-/// Self-introductions, preferences, choices, decisions and changes, in several languages.
-const DEFAULT_TRIGGERS: &[&str] = &[
-    r"\b(i'm|i am|i've|my|we|we're|we've|our|i)\b.*\b(use|using|prefer|like|love|hate|work|live|moved|switched|migrated|chose|decided|name|called|building|team|started|stopped|plan)",
-    r"\b(switched|migrated|moved|changed|no longer|instead of|from now on)\b",
-    r"(我叫|我是|我住|我在|我们用|我用|我喜欢|我不喜欢|我们决定|决定|换成|迁移到|切换到|改用|不再|我们团队|我的)",
-    // Relations between the things a user names (graph memory).
-    r"\b(leads?|owns?|runs? on|depends? on|deployed|hosted on|reports? to|colleague|coworker|teammate|part of|works? (on|at|with)|located|based in|built (on|with)|uses)\b",
-    r"(负责|依赖|部署|同事|汇报|属于|位于|用的是|使用|采用|迁移)",
-    r"\b(ich bin|ich heiße|wir nutzen|wir verwenden|je suis|je m'appelle|nous utilisons|soy|me llamo|usamos)\b",
-];
 
 /// Users with events after their `extract_facts` watermark.
 pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {

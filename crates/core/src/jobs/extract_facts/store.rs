@@ -7,12 +7,12 @@ use std::sync::Arc;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::super::facts::{self, Found};
 use super::super::job::Unit;
 use super::{Event, Existing, ExtractParams};
 use crate::feedback;
 use crate::memories::{self, NewMemory, lifecycle};
 use engram_base::models::{Embedder, Embedding};
+use engram_language::facts::{self, Found};
 
 /// Stores one found fact, resolving it against what the user's memory already holds;
 /// returns the action taken and the memory that holds the fact.

@@ -12,9 +12,9 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::super::when::Window;
 use super::super::{Parts, SearchResult};
 use engram_base::domain::{ResultKind, Role};
+use engram_language::when::Window;
 
 /// What a query term found only in a neighbouring turn of the same session counts, as a
 /// share of its weight.
@@ -77,7 +77,7 @@ type Held = u32;
 impl TurnTerms {
     /// `terms` (lowercased) with their `weights`, not yet normalised.
     pub fn new(terms: &[String], weights: &[f64]) -> Self {
-        let weights = super::super::terms::normalised(weights.iter().copied());
+        let weights = engram_language::terms::normalised(weights.iter().copied());
         let terms = terms.iter().zip(weights).take(Held::BITS as usize).map(|(text, weight)| {
             let latin = text.is_ascii();
             TurnTerm {

@@ -19,14 +19,15 @@ mod choice;
 use sqlx::PgConnection;
 
 use super::lookups::{Scanned, TableLookup};
-use super::terms::{RECENT_TURNS, Terms};
-use super::when::Window;
+use super::terms::RECENT_TURNS;
 use super::{SearchQuery, SearchResult};
 use crate::user_indexes::Indexed;
 use choice::{Turn, TurnRow, TurnTerms};
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::TenantId;
 use engram_base::models::Embedding;
+use engram_language::terms::Terms;
+use engram_language::when::Window;
 
 /// One search of a user's raw turns.
 pub struct EventLookup<'a> {
@@ -139,7 +140,7 @@ impl<'a> EventLookup<'a> {
         let mut latest: Vec<&Turn> = turns.iter().collect();
         latest.sort_by_key(|t| std::cmp::Reverse((t.created_at, t.seq)));
         let recent: Vec<String> = latest.iter().take(RECENT_TURNS as usize).map(|t| t.content.to_lowercase()).collect();
-        super::terms::weigh_turns(&self.terms.all, &recent)
+        engram_language::terms::weigh_turns(&self.terms.all, &recent)
     }
 
     /// The nearest from an HNSW index (the user's own when they have one: the plan sees

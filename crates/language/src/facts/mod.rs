@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-pub use engram_base::technologies::technologies;
-use engram_base::text::{is_small_talk, word_count};
+pub use crate::technologies::technologies;
+use crate::text::{is_small_talk, word_count};
 use slot::slot;
 
 mod slot;
@@ -269,7 +269,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     // What a named project or component uses, however the sentence says it (the graph's
     // reading): "Project A uses PostgreSQL", "The analytics service stores everything in
     // ClickHouse" give `database of project a`, `database of analytics service`.
-    let used_by = crate::graph::extract::uses(sentence);
+    let used_by = crate::relations::extract::uses(sentence);
     for (subject, technology) in &used_by {
         for (key, name) in technologies(technology) {
             found.push(fact(
@@ -293,7 +293,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
 
     let changed = CHANGE_MARKER.is_match(sentence);
     // The user's name, read as the graph reads an introduction ("Name's Marcus", "我是林晓").
-    if let Some(name) = crate::graph::introductions::user_name(sentence) {
+    if let Some(name) = crate::relations::introductions::user_name(sentence) {
         found.push(fact("identity", Some("name".into()), Some(name.to_lowercase()), 0.9, None, changed));
     }
     for rule in RULES.iter() {
@@ -357,5 +357,4 @@ fn done_by_the_speaker(sentence: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "facts_tests.rs"]
 mod tests;

@@ -5,7 +5,7 @@
 
 use super::EntityType;
 use super::names::Aliases;
-use engram_base::technologies::technologies;
+use crate::technologies::technologies;
 
 /// An entity as a sentence names it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use super::Triple;
 use super::mention::{Discourse, Mention, PRODUCT_WORDS, PROJECT_WORDS, is_chinese, looks_like, mention};
 use super::names::Aliases;
 use super::{EntityType, Predicate};
-use engram_base::technologies::{is_named, technologies};
+use crate::technologies::{is_named, technologies};
 
 /// Words that open a noun phrase: what follows them up to a verb is a thing.
 const DETERMINERS: &[&str] = &["the", "our", "my", "their", "your", "this", "that", "its", "his", "her"];

@@ -23,6 +23,8 @@ use regex::{Regex, RegexSet};
 use std::sync::LazyLock;
 
 mod annotate;
+pub mod present;
+pub mod written;
 pub use annotate::annotate;
 
 /// A window of time, `[since, until)`.

@@ -95,12 +95,6 @@ fn json_strings_are_redacted_at_any_depth_and_secret_keys_whole() {
 }
 
 #[test]
-fn the_settings_list_every_kind() {
-    let listed: Vec<&str> = crate::configuration::SENSITIVE_KINDS.to_vec();
-    assert_eq!(listed, kinds().collect::<Vec<_>>());
-}
-
-#[test]
 fn sensitive_data_is_found_and_redacted() {
     assert_eq!(sensitive_kinds("mail me at ann.lee@example.com"), ["email"]);
     assert_eq!(sensitive_kinds("my key is sk-abcdefghijklmnop1234"), ["api_key"]);

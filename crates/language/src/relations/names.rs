@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use engram_base::technologies::technologies;
+use crate::technologies::technologies;
 
 /// Canonical names and the other names they go by. Matching is on the normal form.
 const ALIASES: &[(&str, &[&str])] = &[

@@ -9,6 +9,13 @@
 //! remember ("don't forget to …") is not a request. What it is about is the rest of
 //! the clause; "that", "it", "what I just said" or nothing at all point back at what
 //! was said just before.
+//!
+//! What a request refers to is found by [`topics`] (the kinds of personal information,
+//! and whether a sentence names or talks about one) and [`values`] (the distinctive
+//! values a sentence holds, repeated elsewhere).
+
+pub mod topics;
+pub mod values;
 
 use std::sync::LazyLock;
 
@@ -132,7 +139,7 @@ static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
 /// The request in `sentence`, if it is one.
 pub fn detect(sentence: &str) -> Option<Request> {
     let s = sentence.trim();
-    if s.is_empty() || s.contains(crate::ingest::rewrite::DELETED) {
+    if s.is_empty() || s.contains(crate::text::DELETED) {
         return None;
     }
     let (mut request, cue_at) = detect_english(s).or_else(|| detect_chinese(s))?;
@@ -152,7 +159,7 @@ pub fn detect(sentence: &str) -> Option<Request> {
             >= 1
             && before.contains(['，', '。', '…', ','])
     } else {
-        engram_base::text::word_count(before) >= 3
+        crate::text::word_count(before) >= 3
     };
     request.stated_before = request.points_back && statement_before;
     Some(request)
@@ -276,10 +283,8 @@ fn zh_topic(text: &str) -> String {
     topic.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-#[path = "request_words.rs"]
 mod words;
 use words::{REQUEST_WORDS, ZH_REQUEST_CHARS};
 
 #[cfg(test)]
-#[path = "requests_tests.rs"]
 mod tests;

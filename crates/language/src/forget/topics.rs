@@ -6,6 +6,7 @@
 //! it shares a word with the request ("forget my address" → "We just moved into 42
 //! Maple Court").
 
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -82,9 +83,50 @@ pub fn talks_about(topic: &str, sentence: &str) -> bool {
     !topic.trim().is_empty() && KINDS.iter().any(|k| k.names.is_match(topic) && k.cues.is_match(sentence))
 }
 
+/// Whether `sentence` goes on about the one before: it opens with a word pointing back
+/// ("It was devastating.", "他经常值夜班").
+pub fn continues(sentence: &str) -> bool {
+    CONTINUES.is_match(sentence)
+}
+
+static CONTINUES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:(?:and|but|so|oh|also|plus),?\s+)?(?:she|he|they|it|that|this|those|these|which)\b|^(?:她|他|它|这|那)")
+        .expect("a valid pattern")
+});
+
+/// Whether `text` names `topic`: one of its words (three letters or more, a plural's
+/// `s` aside), or two of its Chinese characters in a row.
+pub fn names(text: &str, topic: &str) -> bool {
+    let lower = text.to_lowercase();
+    let words: HashSet<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let stem = |w: &str| w.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(w).to_owned();
+    let stems: HashSet<String> = words.iter().map(|w| stem(w)).collect();
+    topic.to_lowercase().split(|c: char| c.is_whitespace() || c == '-').any(|word| {
+        let han: Vec<char> = word.chars().filter(|c| is_han(*c)).collect();
+        if han.len() >= 2 {
+            return han.windows(2).any(|pair| lower.contains(&pair.iter().collect::<String>()));
+        }
+        word.chars().count() >= 3 && (words.contains(word) || stems.contains(&stem(word)))
+    })
+}
+
+fn is_han(c: char) -> bool {
+    ('\u{4E00}'..='\u{9FFF}').contains(&c) || ('\u{3400}'..='\u{4DBF}').contains(&c)
+}
+
+/// The words of `topic` a text naming it would hold: three letters or more (a plural's
+/// `s` aside), or any with a Chinese character.
+pub fn words(topic: &str) -> Vec<&str> {
+    topic
+        .split_whitespace()
+        .filter(|w| w.chars().count() >= 3 || w.chars().any(is_han))
+        .map(|w| w.trim_end_matches('s'))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::talks_about;
+    use super::{continues, names, talks_about, words};
 
     #[test]
     fn a_kind_named_in_a_request_is_found_in_what_was_said() {
@@ -97,5 +139,34 @@ mod tests {
         assert!(!talks_about("salary", "I play the cello in a community orchestra."));
         assert!(!talks_about("home address", "I'm learning Spanish on Duolingo."));
         assert!(!talks_about("", "I live in Leeds."));
+    }
+
+    #[test]
+    fn a_topic_is_named_by_a_word_or_two_chinese_characters() {
+        let cases = [
+            ("I got a new tattoo on my wrist", "tattoos", true),
+            ("我的护照号码在抽屉里", "护照", true),
+            ("I'm saving for a trip", "savings", true),
+            ("I'm flying to Rome", "savings account", false),
+            ("The bus was late", "as", false),
+        ];
+        for (text, topic, named) in cases {
+            assert_eq!(names(text, topic), named, "{text} / {topic}");
+        }
+        assert_eq!(words("my old tattoos at 前任"), ["old", "tattoo", "前任"]);
+    }
+
+    #[test]
+    fn a_sentence_that_points_back_goes_on_about_the_one_before() {
+        let cases = [
+            ("It was devastating.", true),
+            ("And she never called back", true),
+            ("他经常值夜班", true),
+            ("Itinerary is ready", false),
+            ("We moved to Lisbon", false),
+        ];
+        for (sentence, goes_on) in cases {
+            assert_eq!(continues(sentence), goes_on, "{sentence}");
+        }
     }
 }

@@ -1,13 +1,19 @@
-//! Chinese names where the segmenter ([`Segmenter`]) says words begin and end. The rules
+//! Chinese names where a segmenter (LAC, in `engram-base`) says words begin and end. The rules
 //! capture a Chinese name by its length, and "我同事刘洋下个月调去深圳" would give 刘洋下;
 //! a name that ends inside a word is cut back to the word before, and a name that is one
 //! word the segmenter calls a person, place or organisation takes that kind.
 
-use engram_base::models::segmenter::Word;
-
 use super::EntityType;
 use super::Extracted;
 use super::mention::{Mention, is_chinese};
+
+/// One word of a text, where it starts (in bytes) and its tag (`PER`, `LOC`, `n`, `v`, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    pub text: String,
+    pub start: usize,
+    pub tag: String,
+}
 
 /// `extracted`'s Chinese names cut at `sentence`'s word boundaries (`words`).
 pub fn snap(extracted: &mut Extracted, sentence: &str, words: &[Word]) {
@@ -62,8 +68,8 @@ fn cut(name: &str, sentence: &str, words: &[Word]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Predicate;
-    use crate::graph::Triple;
+    use crate::relations::Predicate;
+    use crate::relations::Triple;
 
     fn word(sentence: &str, text: &str, tag: &str) -> Word {
         Word { text: text.into(), start: sentence.find(text).unwrap(), tag: tag.into() }
