@@ -145,18 +145,3 @@ fn same_topic(a: &[f32], b: &[f32]) -> bool {
         dot / (norm(a) * norm(b)).max(f32::MIN_POSITIVE) >= SAME_TOPIC
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::asks;
-
-    #[test]
-    fn questions_about_the_present_are_told_apart() {
-        assert!(asks("where does the user currently live?"));
-        assert!(asks("What phone does she use these days"));
-        assert!(asks("他现在在哪家公司"));
-        assert!(asks("用户目前住在哪里"));
-        assert!(!asks("where did the user grow up?"));
-        assert!(!asks("用户以前在哪里工作"));
-    }
-}

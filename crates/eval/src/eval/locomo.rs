@@ -268,20 +268,3 @@ fn url_encode(text: &str) -> String {
         })
         .collect()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn locomo_dates_parse() {
-        assert_eq!(
-            engram_language::when::written::spoken_time("1:56 pm on 8 May, 2023"),
-            Some("2023-05-08T13:56:00Z".parse().unwrap())
-        );
-        assert_eq!(
-            engram_language::when::written::spoken_time("12:09 am on 15 June, 2023"),
-            Some("2023-06-15T00:09:00Z".parse().unwrap())
-        );
-    }
-}
