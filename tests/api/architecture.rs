@@ -199,3 +199,47 @@ fn every_table_is_written_only_by_the_modules_architecture_md_names() {
         wrong.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// The crates whose `Cargo.toml` names a dependency.
+fn depending_on(dependency: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut manifests = vec![root().join("Cargo.toml")];
+    manifests.extend(std::fs::read_dir(root().join("crates")).unwrap().map(|e| e.unwrap().path().join("Cargo.toml")));
+    for manifest in manifests {
+        let text = read(&manifest);
+        let dependencies = text.split("[dependencies]").nth(1).unwrap_or("");
+        let dependencies = dependencies.split("\n[").next().unwrap();
+        if dependencies.lines().any(|l| l.split(['=', '.', ' ']).next() == Some(dependency)) {
+            found.push(manifest.strip_prefix(root()).unwrap().display().to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_outside_engram_language_holds_a_text_pattern() {
+    for dependency in ["regex", "aho-corasick"] {
+        assert_eq!(
+            depending_on(dependency),
+            ["crates/language/Cargo.toml"],
+            "only engram-language matches text by patterns: `{dependency}`"
+        );
+    }
+    let pattern = regex::Regex::new(r"\b(?:regex|aho_corasick)::|\bRegex(?:Set)?\b|\bAhoCorasick\b|\(\?i\)").unwrap();
+    let mut holding = Vec::new();
+    for (path, _) in layers()
+        .values()
+        .map(|d| d.crate_src.clone())
+        .collect::<BTreeSet<_>>()
+        .iter()
+        .filter(|crate_src| *crate_src != "crates/language/src")
+        .flat_map(|crate_src| modules_of(crate_src))
+    {
+        for (n, line) in read(&path).lines().enumerate() {
+            if pattern.is_match(line) && !line.trim_start().starts_with("//") {
+                holding.push(format!("{}:{}: {}", path.strip_prefix(root()).unwrap().display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(holding.is_empty(), "text patterns outside crates/language; move the rule there:\n{}", holding.join("\n"));
+}

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::{Duration, Utc};
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Category, TenantId, UserId};
 use engram_core::jobs::Scope;
 use engram_core::memories::NewMemory;
 use serde_json::{Value, json};
@@ -22,7 +22,7 @@ async fn fact(app: &TestApp, user: &str, key: Option<&str>, content: &str, impor
     let memory = NewMemory {
         user_id: UserId::parse(user).unwrap(),
         kind: engram_core::memories::Kind::Fact,
-        category: if key.is_some() { "technical".into() } else { "statement".into() },
+        category: if key.is_some() { Category::Technical } else { Category::Statement },
         key: key.map(str::to_owned),
         value: None,
         content: content.into(),

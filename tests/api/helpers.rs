@@ -172,7 +172,7 @@ impl TestApp {
         let memory = engram_core::memories::NewMemory {
             user_id: engram_base::domain::UserId::parse(user).unwrap(),
             kind: engram_core::memories::Kind::Fact,
-            category: category.into(),
+            category: engram_base::domain::Category::parse(category).expect("a category"),
             key: None,
             value: None,
             content: content.into(),

@@ -96,7 +96,7 @@ impl VectorColumn {
         tenant: Option<&str>,
         user: Option<&str>,
         model: &str,
-    ) -> sqlx::Result<Vec<(String, String)>> {
+    ) -> sqlx::Result<Vec<(crate::domain::TenantId, crate::domain::UserId)>> {
         let sql = format!(
             "SELECT DISTINCT tenant_id, user_id FROM {table} WHERE {filter} AND embedding_model IS DISTINCT FROM $3
                 AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",

@@ -13,11 +13,11 @@ use uuid::Uuid;
 use crate::memories::{self, Change};
 use engram_base::configuration::CorrectionSettings;
 use engram_base::db::Database;
-use engram_base::domain::{TenantId, UserId, ValidationError};
+use engram_base::domain::{MemoryId, TenantId, UserId, ValidationError};
 use engram_language::configured::Patterns;
 
 /// A client's verdict on a memory it was served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, sqlx::Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
 #[sqlx(type_name = "text", rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
@@ -92,9 +92,12 @@ impl Detector {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeedbackRequest {
-    pub user_id: String,
-    pub memory_id: String,
-    pub kind: String,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
+    #[schema(value_type = uuid::Uuid)]
+    pub memory_id: MemoryId,
+    /// `wrong` (it was never true), `outdated` (no longer true) or `helpful`.
+    pub kind: Verdict,
     pub note: Option<String>,
 }
 
@@ -110,9 +113,7 @@ pub enum FeedbackError {
 
 /// Stores client feedback; returns its id and whether it is a correction.
 pub async fn submit(db: &Database, tenant: &TenantId, request: FeedbackRequest) -> Result<(Uuid, bool), FeedbackError> {
-    let user = UserId::parse(request.user_id)?;
-    let memory: Uuid = request.memory_id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))?;
-    let verdict = memories::parse_one_of("kind", &request.kind, &Verdict::ALL, Verdict::as_str)?;
+    let (user, memory, verdict) = (request.user_id, request.memory_id.0, request.kind);
     if request.note.as_ref().is_some_and(|n| n.len() > 2000 || n.contains('\0')) {
         return Err(ValidationError::new("note", "must be at most 2000 bytes of text").into());
     }

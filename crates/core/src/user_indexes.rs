@@ -89,7 +89,7 @@ pub async fn own_index(
 }
 
 /// The users (of `tenant`, or `user` only, when given) who have an index of their own.
-pub async fn owners(pool: &PgPool, tenant: Option<&str>, user: Option<&str>) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn owners(pool: &PgPool, tenant: Option<&str>, user: Option<&str>) -> sqlx::Result<Vec<(TenantId, UserId)>> {
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM user_vector_indexes
           WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",

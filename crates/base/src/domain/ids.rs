@@ -1,6 +1,9 @@
-//! Identifier newtypes: tenants, users, sessions and client event ids.
+//! Identifier newtypes: tenants, users, sessions and client event ids, and the ids
+//! engram makes (memories, entities, runs, a listing's cursor).
 
 use std::fmt;
+
+use serde::Deserialize;
 
 use super::ValidationError;
 
@@ -39,6 +42,12 @@ macro_rules! id_type {
         #[serde(transparent)]
         pub struct $name(String);
 
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                Self::parse(String::deserialize(deserializer)?).map_err(|e| serde::de::Error::custom(e.message))
+            }
+        }
+
         impl $name {
             pub fn parse(value: impl Into<String>) -> Result<Self, ValidationError> {
                 let value = value.into();
@@ -60,6 +69,23 @@ macro_rules! id_type {
         impl AsRef<str> for $name {
             fn as_ref(&self) -> &str {
                 &self.0
+            }
+        }
+
+        /// Read from a text column, checked as when it was written.
+        impl sqlx::Type<sqlx::Postgres> for $name {
+            fn type_info() -> sqlx::postgres::PgTypeInfo {
+                <String as sqlx::Type<sqlx::Postgres>>::type_info()
+            }
+
+            fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+                <String as sqlx::Type<sqlx::Postgres>>::compatible(ty)
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Postgres> for $name {
+            fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                Ok(Self::parse(<String as sqlx::Decode<'r, sqlx::Postgres>>::decode(value)?)?)
             }
         }
     };
@@ -113,3 +139,50 @@ mod tests {
         assert!(ClientEventId::parse("x\0").is_err());
     }
 }
+
+/// Ids engram makes (UUIDs): read from a path, a query or a tool's arguments, a
+/// malformed one is refused naming its field.
+macro_rules! made_id {
+    ($(#[$doc:meta])* $name:ident, $field:literal, $message:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub uuid::Uuid);
+
+        impl $name {
+            pub fn parse(text: &str) -> Result<Self, ValidationError> {
+                text.trim().parse().map(Self).map_err(|_| ValidationError::new($field, $message))
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(deserializer)?;
+                text.trim().parse().map(Self).map_err(|_| serde::de::Error::custom($message))
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+made_id!(
+    /// A memory's id.
+    MemoryId, "memory_id", "must be a UUID"
+);
+made_id!(
+    /// An entity's id.
+    EntityId, "entity_id", "must be a UUID"
+);
+made_id!(
+    /// A job run's id.
+    RunId, "run_id", "must be a UUID"
+);
+made_id!(
+    /// Where a listing's next page starts: the `next_cursor` of the page before.
+    Cursor, "cursor", "is not a cursor this API returned"
+);

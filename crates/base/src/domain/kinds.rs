@@ -23,7 +23,7 @@ impl Kind {
 }
 
 /// The kind of a search or context result: a memory, or a summary of sessions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultKind {
     Fact,

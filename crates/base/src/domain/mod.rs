@@ -5,8 +5,9 @@ pub mod event;
 mod ids;
 mod kinds;
 
+pub use engram_language::facts::Category;
 pub use event::{NewEvent, Role};
-pub use ids::{ClientEventId, SessionId, TenantId, UserId};
+pub use ids::{ClientEventId, Cursor, EntityId, MemoryId, RunId, SessionId, TenantId, UserId};
 pub use kinds::{Kind, ResultKind};
 
 /// A client mistake in one named field.

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
+use super::Action;
 use super::EntityStatus;
 use super::store::{Target, record};
 use crate::memories::Change;
@@ -52,8 +53,17 @@ pub async fn merge(
     let subjects: Vec<Uuid> = moved.iter().filter(|(_, s, _)| *s).map(|(id, ..)| *id).collect();
     let objects: Vec<Uuid> = moved.iter().filter(|(_, _, o)| *o).map(|(id, ..)| *id).collect();
     let after = json!({"status": "merged", "merged_into": into, "moved_subjects": subjects, "moved_objects": objects});
-    record(conn, tenant, user, Target::Entity(from), "merged", Some(json!({"status": "active"})), Some(after), change)
-        .await
+    record(
+        conn,
+        tenant,
+        user,
+        Target::Entity(from),
+        Action::Merged,
+        Some(json!({"status": "active"})),
+        Some(after),
+        change,
+    )
+    .await
 }
 
 /// Why an entity cannot be restored.
@@ -146,8 +156,17 @@ pub async fn restore(
         .execute(&mut *conn)
         .await?;
     let before = json!({"status": "merged", "merged_into": into});
-    record(conn, tenant, user, Target::Entity(id), "restored", Some(before), Some(json!({"status": "active"})), change)
-        .await?;
+    record(
+        conn,
+        tenant,
+        user,
+        Target::Entity(id),
+        Action::Restored,
+        Some(before),
+        Some(json!({"status": "active"})),
+        change,
+    )
+    .await?;
     super::snapshot::refresh(conn, tenant, user, scan_limit).await?;
     Ok(())
 }

@@ -62,6 +62,19 @@ pub enum RelationStatus {
     Deleted,
 }
 
+/// What a `graph_history` row records of its entity or relation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Created,
+    Updated,
+    Merged,
+    Superseded,
+    Restored,
+    Deleted,
+}
+
 /// The graph's settings with the alias table they make, and for the jobs that read
 /// relations, the Chinese segmenter that cuts names at word boundaries
 /// (`engram_language::relations::segmented`).

@@ -8,7 +8,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::retrieve::{Seed, walk};
-use super::{EntityStatus, EntityType, Graph, RelationStatus};
+use super::{Action, EntityStatus, EntityType, Graph, RelationStatus};
 use engram_base::domain::{TenantId, UserId};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -16,8 +16,8 @@ pub struct Entity {
     pub id: Uuid,
     pub name: String,
     #[serde(rename = "type")]
-    #[sqlx(rename = "type")]
-    pub kind: String,
+    #[sqlx(rename = "type", try_from = "String")]
+    pub kind: EntityType,
     pub aliases: Vec<String>,
     pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
@@ -51,7 +51,7 @@ pub struct Relation {
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct GraphChange {
-    pub action: String,
+    pub action: Action,
     pub before: Option<Value>,
     pub after: Option<Value>,
     pub reason: Option<String>,

@@ -5,6 +5,7 @@ use serde_json::json;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
+use super::Action;
 use super::store::{Said, Target, Writer, Written, record};
 use super::{Exclusive, Predicate};
 use crate::memories::Change;
@@ -95,7 +96,8 @@ impl Writer<'_> {
             .await?;
         let after = json!({"subject": subject_name, "predicate": predicate.as_str(), "object": object_name,
                            "fact": said.sentence, "valid_from": said.at});
-        record(conn, self.tenant, self.user, Target::Relation(id), "created", None, Some(after), &self.change).await?;
+        record(conn, self.tenant, self.user, Target::Relation(id), Action::Created, None, Some(after), &self.change)
+            .await?;
         written.relations_created += 1;
         for old in replaced {
             let ended = sqlx::query(
@@ -112,8 +114,17 @@ impl Writer<'_> {
             if ended.rows_affected() == 1 {
                 let change = Change { reason: "a new relation replaces it".into(), ..self.change.clone() };
                 let after = json!({"status": "superseded", "valid_to": said.at, "superseded_by": id});
-                record(conn, self.tenant, self.user, Target::Relation(old), "superseded", None, Some(after), &change)
-                    .await?;
+                record(
+                    conn,
+                    self.tenant,
+                    self.user,
+                    Target::Relation(old),
+                    Action::Superseded,
+                    None,
+                    Some(after),
+                    &change,
+                )
+                .await?;
                 written.relations_ended += 1;
             }
         }

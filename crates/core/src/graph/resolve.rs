@@ -7,6 +7,7 @@ use serde_json::json;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
+use super::Action;
 use super::EntityType;
 use super::merge::merge;
 use super::store::{Target, Writer, Written, record};
@@ -131,7 +132,8 @@ impl Writer<'_> {
             .execute(&mut *conn)
             .await?;
         let after = json!({"name": name, "type": kind.as_str(), "aliases": aliases, "is_user": is_user});
-        record(conn, self.tenant, self.user, Target::Entity(id), "created", None, Some(after), &self.change).await?;
+        record(conn, self.tenant, self.user, Target::Entity(id), Action::Created, None, Some(after), &self.change)
+            .await?;
         Ok(id)
     }
 
@@ -222,7 +224,8 @@ impl Writer<'_> {
             .await?;
         let (before, after) = (json!({"name": old, "aliases": aliases}), json!({"name": name}));
         let change = Change { reason: "the user said their name".into(), ..self.change.clone() };
-        record(conn, self.tenant, self.user, Target::Entity(me), "updated", Some(before), Some(after), &change).await?;
+        record(conn, self.tenant, self.user, Target::Entity(me), Action::Updated, Some(before), Some(after), &change)
+            .await?;
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::Triple;
+use super::{Action, Triple};
 use crate::memories::Change;
 use engram_base::domain::{TenantId, UserId};
 use engram_base::models::Embedder;
@@ -87,7 +87,7 @@ pub async fn record(
     tenant: &TenantId,
     user: &UserId,
     target: Target,
-    action: &str,
+    action: Action,
     before: Option<Value>,
     after: Option<Value>,
     change: &Change,

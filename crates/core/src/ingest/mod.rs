@@ -69,15 +69,7 @@ pub fn parse_body(body: &[u8], limits: &IngestSettings, now: DateTime<Utc>) -> R
     let Value::Array(items) = events else {
         return Err(ValidationError::new("events", "must be an array of events"));
     };
-    if items.is_empty() {
-        return Err(ValidationError::new("events", "must not be empty"));
-    }
-    if items.len() > limits.max_batch_events {
-        return Err(ValidationError::new(
-            "events",
-            format!("holds {} events; at most {} are allowed per request", items.len(), limits.max_batch_events),
-        ));
-    }
+    check_count(items.len(), limits)?;
     let events = items
         .into_iter()
         .enumerate()
@@ -85,6 +77,37 @@ pub fn parse_body(body: &[u8], limits: &IngestSettings, now: DateTime<Utc>) -> R
         .collect::<Result<Vec<_>, _>>()?;
     reject_repeated_client_ids(&events)?;
     Ok(events)
+}
+
+/// A batch given as typed events (an MCP tool's turns), checked as [`parse_body`]
+/// checks a batch: each event's errors named `events[i].…`.
+pub fn parse_batch(
+    raw: Vec<RawEvent>,
+    limits: &IngestSettings,
+    now: DateTime<Utc>,
+) -> Result<Vec<NewEvent>, ValidationError> {
+    check_count(raw.len(), limits)?;
+    let events = raw
+        .into_iter()
+        .enumerate()
+        .map(|(i, raw)| NewEvent::parse(raw, limits, now).map_err(|e| e.within(&format!("events[{i}]"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    reject_repeated_client_ids(&events)?;
+    Ok(events)
+}
+
+/// A batch holds one event at least and `ingest.max_batch_events` at most.
+fn check_count(n: usize, limits: &IngestSettings) -> Result<(), ValidationError> {
+    if n == 0 {
+        return Err(ValidationError::new("events", "must not be empty"));
+    }
+    if n > limits.max_batch_events {
+        return Err(ValidationError::new(
+            "events",
+            format!("holds {n} events; at most {} are allowed per request", limits.max_batch_events),
+        ));
+    }
+    Ok(())
 }
 
 /// One event object, with JSON type errors named by their field.

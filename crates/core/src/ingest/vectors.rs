@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use engram_base::db::Database;
-use engram_base::domain::TenantId;
+use engram_base::domain::{TenantId, UserId};
 use engram_base::models::Embedder;
 
 /// Raw turns' vectors, for `reembed`.
@@ -142,7 +142,7 @@ pub async fn waiting_users(
     pool: &PgPool,
     tenant: Option<&str>,
     user: Option<&str>,
-) -> sqlx::Result<Vec<(String, String)>> {
+) -> sqlx::Result<Vec<(TenantId, UserId)>> {
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM events
           WHERE embedding IS NULL AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",

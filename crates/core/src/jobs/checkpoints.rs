@@ -5,6 +5,7 @@
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use super::job::Candidate;
 use crate::users;
 use engram_base::db::begin_tenant_tx;
 use engram_base::domain::{TenantId, UserId};
@@ -99,11 +100,11 @@ pub async fn clear(pool: &PgPool, tenant: &TenantId, user: &UserId, job: &str) -
 pub async fn pending(
     pool: &PgPool,
     job: &str,
-    candidates: &[(String, String)],
+    candidates: &[Candidate],
     pass: Uuid,
-) -> sqlx::Result<(Vec<(String, String)>, i64)> {
+) -> sqlx::Result<(Vec<Candidate>, i64)> {
     let (tenants, users): (Vec<&str>, Vec<&str>) = candidates.iter().map(|(t, u)| (t.as_str(), u.as_str())).unzip();
-    let rows: Vec<(String, String, bool)> = sqlx::query_as(
+    let rows: Vec<(TenantId, UserId, bool)> = sqlx::query_as(
         "SELECT c.t, c.u, coalesce(k.retry_after > now(), false)
            FROM unnest($1::text[], $2::text[]) AS c(t, u)
            LEFT JOIN job_checkpoints k ON k.tenant_id = c.t AND k.job = $3 AND k.user_id = c.u

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Job, Unit};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::memories::lifecycle;
 use engram_base::models::answers::{kept_share, says_nothing};
@@ -45,7 +45,7 @@ impl Default for DedupParams {
 
 /// Users with memories changed (created, updated, restored: their history says when,
 /// in server time) since their last dedup.
-pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT DISTINCT h.tenant_id, h.user_id FROM memory_history h
@@ -349,10 +349,16 @@ impl Job for DedupParams {
         scope: &'a Scope,
         _now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, scope))
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: true, job: self }
+    }
+}
+
+impl InTransaction for DedupParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

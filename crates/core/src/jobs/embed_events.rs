@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::job::{BoxFuture, Job, Unit};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::ingest::vectors;
 
@@ -57,11 +57,17 @@ impl Job for EmbedParams {
         scope: &'a Scope,
         _now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         let (tenant, user) = scope.columns();
         Box::pin(vectors::waiting_users(pool, tenant, user))
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: true, job: self }
+    }
+}
+
+impl InTransaction for EmbedParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::job::{BoxFuture, Job, Unit, UnitMode};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::memories::decay::DecayParams;
 use crate::memories::lifecycle::{self, Eviction};
@@ -39,7 +39,7 @@ impl Default for EvictParams {
 }
 
 /// Users with active memories.
-pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM memories
@@ -110,11 +110,6 @@ pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit
 }
 
 impl Job for EvictParams {
-    fn mode(&self) -> UnitMode {
-        // One set-based statement per user, the same shape whatever the user's size.
-        UnitMode::Transaction { custom_plans: false }
-    }
-
     fn ranking_decay(&self) -> Option<&DecayParams> {
         Some(&self.decay)
     }
@@ -125,10 +120,17 @@ impl Job for EvictParams {
         scope: &'a Scope,
         _now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, scope))
     }
 
+    fn units(&self) -> Units<'_> {
+        // One set-based statement per user, the same shape whatever the user's size.
+        Units::InTransaction { custom_plans: false, job: self }
+    }
+}
+
+impl InTransaction for EvictParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{Connection, PgConnection, PgPool};
 
-use super::job::{BoxFuture, Job, Unit, UnitMode};
+use super::job::{BoxFuture, Candidate, Job, OutsideTransaction, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::user_indexes::{self, Indexed};
 use crate::users;
@@ -68,9 +68,9 @@ impl IndexParams {
 }
 
 /// Users large enough for an index, and users who have one.
-pub async fn candidates(pool: &PgPool, params: &IndexParams, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(pool: &PgPool, params: &IndexParams, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    let mut users: Vec<(String, String)> = sqlx::query_as(
+    let mut users: Vec<Candidate> = sqlx::query_as(
         "SELECT tenant_id, user_id FROM memories
           WHERE status = 'active' AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
           GROUP BY tenant_id, user_id HAVING count(*) >= $3
@@ -225,14 +225,16 @@ impl Job for IndexParams {
         scope: &'a Scope,
         _now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, self, scope))
     }
 
-    fn mode(&self) -> UnitMode {
-        UnitMode::OutsideTransaction
+    fn units(&self) -> Units<'_> {
+        Units::OutsideTransaction(self)
     }
+}
 
+impl OutsideTransaction for IndexParams {
     fn run_outside<'a>(
         &'a self,
         pool: &'a PgPool,

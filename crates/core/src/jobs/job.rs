@@ -41,17 +41,42 @@ impl Unit<'_> {
     }
 }
 
-/// How the runner executes a job's units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnitMode {
+/// How the runner executes a job's units, with the job's method for one unit: a job
+/// says which way it runs by the trait it implements, so one wired to the wrong way
+/// does not compile.
+pub enum Units<'a> {
     /// Each unit one transaction as its tenant, with its checkpoint; `custom_plans`
     /// when its statements should be planned for each user's size (10 memories or
     /// 100,000: the user's rows or the HNSW index).
-    Transaction { custom_plans: bool },
+    InTransaction { custom_plans: bool, job: &'a dyn InTransaction },
     /// Steps that cannot run in a transaction (index DDL): idempotent, no checkpoints;
     /// a dry run only counts.
-    OutsideTransaction,
+    OutsideTransaction(&'a dyn OutsideTransaction),
 }
+
+/// A job whose units each run in the runner's transaction ([`Units::InTransaction`]).
+pub trait InTransaction: Send + Sync {
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>>;
+}
+
+/// A job whose units run on the pool, outside a transaction ([`Units::OutsideTransaction`]).
+pub trait OutsideTransaction: Send + Sync {
+    fn run_outside<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+        dry_run: bool,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>>;
+}
+
+/// One user a job may have work for.
+pub type Candidate = (TenantId, UserId);
 
 /// A job: its parameters (parsed from `[params]` of `jobs/NAME.toml`) and what it
 /// does with them. Register a new one with one line in `jobs/registry.rs`.
@@ -69,11 +94,10 @@ pub trait Job: std::fmt::Debug + Send + Sync {
         scope: &'a Scope,
         now: DateTime<Utc>,
         models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>>;
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>>;
 
-    fn mode(&self) -> UnitMode {
-        UnitMode::Transaction { custom_plans: true }
-    }
+    /// How its units run, and the method that runs one.
+    fn units(&self) -> Units<'_>;
 
     /// Work that belongs to no user, done once before the units, in a transaction of
     /// its own (rolled back in a dry run).
@@ -85,27 +109,6 @@ pub trait Job: std::fmt::Debug + Send + Sync {
         _now: DateTime<Utc>,
     ) -> BoxFuture<'a, sqlx::Result<Counts>> {
         Box::pin(async { Ok(Counts::default()) })
-    }
-
-    /// One unit in the runner's transaction ([`UnitMode::Transaction`]).
-    fn run_unit<'a>(
-        &'a self,
-        _conn: &'a mut PgConnection,
-        _unit: &'a Unit<'a>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(async { anyhow::bail!("this job runs its units outside a transaction") })
-    }
-
-    /// One unit on the pool ([`UnitMode::OutsideTransaction`]).
-    fn run_outside<'a>(
-        &'a self,
-        _pool: &'a PgPool,
-        _unit: &'a Unit<'a>,
-        _models: &'a Models,
-        _dry_run: bool,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(async { anyhow::bail!("this job runs its units in a transaction") })
     }
 
     /// The prompts (`jobs/prompts/NAME.md`) its LLM path sends, checked at startup when

@@ -44,7 +44,7 @@ mod summarize_sessions;
 
 pub use definition::Definition;
 pub use definition::load_prompts;
-pub use job::{Budget, Counts, Job, Models, Scope, Unit, UnitMode};
+pub use job::{Budget, Candidate, Counts, Job, Models, Scope, Unit, Units};
 
 pub use runner::{Executor, RunOutcome};
 pub use runs::{Enqueued, NewRun, Run, Trigger};

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Job, Unit, UnitMode};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::runs;
 use super::{Counts, Models, Scope};
 use crate::ingest;
@@ -55,7 +55,7 @@ pub async fn candidates(
     params: &PurgeParams,
     scope: &Scope,
     now: DateTime<Utc>,
-) -> sqlx::Result<Vec<(String, String)>> {
+) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     let (removed, superseded, events) = params.cutoffs(now);
     sqlx::query_as(
@@ -112,10 +112,6 @@ pub async fn old_runs(
 }
 
 impl Job for PurgeParams {
-    fn mode(&self) -> UnitMode {
-        UnitMode::Transaction { custom_plans: false }
-    }
-
     fn before_units<'a>(
         &'a self,
         conn: &'a mut PgConnection,
@@ -132,10 +128,16 @@ impl Job for PurgeParams {
         scope: &'a Scope,
         now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, self, scope, now))
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: false, job: self }
+    }
+}
+
+impl InTransaction for PurgeParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

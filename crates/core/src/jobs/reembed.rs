@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::job::{BoxFuture, Job, Unit};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope, summarize_periods, summarize_sessions};
 use engram_base::stored_vectors::VectorColumn;
 
@@ -85,7 +85,7 @@ impl Job for ReembedParams {
         scope: &'a Scope,
         _now: DateTime<Utc>,
         models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(async move {
             let (tenant, user) = scope.columns();
             let mut users = Vec::new();
@@ -98,6 +98,12 @@ impl Job for ReembedParams {
         })
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: true, job: self }
+    }
+}
+
+impl InTransaction for ReembedParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

@@ -14,11 +14,11 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Job, Unit};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
-use crate::memories::{self, CATEGORIES, NewMemory, lifecycle};
+use crate::memories::{self, NewMemory, lifecycle};
 use engram_base::models::TokenBudget;
-use engram_language::facts::technologies;
+use engram_language::facts::{Category, technologies};
 use engram_language::secrets::sensitive_kinds;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -39,7 +39,7 @@ impl Default for ReflectParams {
 }
 
 /// Users whose new memories since their last reflection reach the threshold.
-pub async fn candidates(pool: &PgPool, params: &ReflectParams, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(pool: &PgPool, params: &ReflectParams, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT m.tenant_id, m.user_id FROM memories m
@@ -174,7 +174,7 @@ async fn with_llm(
     }
     for insight in answer.insights.into_iter().take(params.max_insights) {
         let sources: Vec<Uuid> = insight.derived_from.iter().filter_map(|id| known(id)).collect();
-        let category = CATEGORIES.iter().find(|c| **c == insight.category).copied().unwrap_or("other");
+        let category = Category::parse(&insight.category).unwrap_or(Category::Other);
         if sources.is_empty()
             || sources.len() != insight.derived_from.len()
             || insight.content.trim().is_empty()
@@ -187,7 +187,7 @@ async fn with_llm(
         let memory = NewMemory {
             user_id: unit.user.clone(),
             kind: memories::Kind::Insight,
-            category: category.to_owned(),
+            category,
             key: None,
             value: None,
             content: insight.content.trim().to_owned(),
@@ -246,10 +246,16 @@ impl Job for ReflectParams {
         scope: &'a Scope,
         _now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, self, scope))
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: true, job: self }
+    }
+}
+
+impl InTransaction for ReflectParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

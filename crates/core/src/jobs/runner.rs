@@ -15,13 +15,12 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use super::definition::Definition;
-use super::job::{Unit, UnitMode};
+use super::job::{Unit, Units};
 use super::runs::{RunStatus, StopReason};
 use super::{Counts, Models, Run, checkpoints, llm_usage, runs};
 use crate::users;
 use engram_base::configuration::JobSettings;
 use engram_base::db::begin_tenant_tx_with;
-use engram_base::domain::{TenantId, UserId};
 use engram_base::metrics::Metrics;
 
 /// How a run ended.
@@ -179,10 +178,7 @@ impl Executor {
                 if stop_reason.is_some() {
                     break;
                 }
-                let Some((tenant, user)) = pending.next() else { break };
-                let (Ok(tenant), Ok(user)) = (TenantId::parse(tenant.as_str()), UserId::parse(user.as_str())) else {
-                    continue;
-                };
+                let Some((tenant, user)) = pending.next().cloned() else { break };
                 let n = counts.get("users") + counts.get("failed") + in_flight.len() as i64 + 1;
                 let earlier = counts.clone();
                 in_flight.push(async move {
@@ -266,10 +262,10 @@ impl Executor {
         pass: Uuid,
         unit: &Unit<'_>,
     ) -> anyhow::Result<Claimed> {
-        let custom_plans = match definition.job.mode() {
-            UnitMode::Transaction { custom_plans } => custom_plans,
-            UnitMode::OutsideTransaction => {
-                let counts = definition.job.run_outside(&self.pool, unit, &self.models, run.dry_run).await?;
+        let (custom_plans, job) = match definition.job.units() {
+            Units::InTransaction { custom_plans, job } => (custom_plans, job),
+            Units::OutsideTransaction(job) => {
+                let counts = job.run_outside(&self.pool, unit, &self.models, run.dry_run).await?;
                 if !run.dry_run {
                     checkpoints::clear(&self.pool, unit.tenant, unit.user, &run.job).await?;
                 }
@@ -298,7 +294,7 @@ impl Executor {
         {
             return Ok(Claimed::OverTenantBudget);
         }
-        let counts = definition.job.run_unit(&mut tx, unit, &self.models).await?;
+        let counts = job.run_unit(&mut tx, unit, &self.models).await?;
         if counts.get("llm_tokens") > 0 {
             llm_usage::record(&mut tx, unit.tenant, counts.get("llm_tokens")).await?;
         }

@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::job::{BoxFuture, Job, Unit};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::summarize_sessions::select_sentences;
 use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Span, Summary};
@@ -70,7 +70,7 @@ pub async fn candidates(
     params: &PeriodParams,
     scope: &Scope,
     now: DateTime<Utc>,
-) -> sqlx::Result<Vec<(String, String)>> {
+) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM sessions
@@ -177,10 +177,16 @@ impl Job for PeriodParams {
         scope: &'a Scope,
         now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, self, scope, now))
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: true, job: self }
+    }
+}
+
+impl InTransaction for PeriodParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Job, Unit};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Summary};
 use engram_base::domain::Role;
@@ -59,7 +59,7 @@ pub async fn candidates(
     params: &SummarizeParams,
     scope: &Scope,
     now: DateTime<Utc>,
-) -> sqlx::Result<Vec<(String, String)>> {
+) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT DISTINCT tenant_id, user_id FROM sessions
@@ -240,10 +240,16 @@ impl Job for SummarizeParams {
         scope: &'a Scope,
         now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, self, scope, now))
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: true, job: self }
+    }
+}
+
+impl InTransaction for SummarizeParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

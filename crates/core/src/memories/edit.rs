@@ -7,14 +7,14 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{Action, Change, lifecycle};
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Category, TenantId, UserId};
 use engram_base::models::Embedding;
 
 /// The fields an edit may change; `None` leaves one as it is.
 #[derive(Debug, Default, Clone)]
 pub struct Edit {
     pub content: Option<String>,
-    pub category: Option<String>,
+    pub category: Option<Category>,
     pub importance: Option<f32>,
     pub pinned: Option<bool>,
 }
@@ -77,7 +77,7 @@ pub async fn update(
     .bind(user.as_str())
     .bind(id)
     .bind(new_content)
-    .bind(&edit.category)
+    .bind(edit.category.map(Category::as_str))
     .bind(edit.importance)
     .bind(edit.pinned)
     .bind(vector.map(|(v, _)| v.to_pgvector()))

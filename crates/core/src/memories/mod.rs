@@ -18,7 +18,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 pub use engram_base::domain::Kind;
-use engram_base::domain::{TenantId, UserId, ValidationError};
+use engram_base::domain::{Category, TenantId, UserId, ValidationError};
 use engram_base::models::Embedding;
 
 /// How a key reads in a fact's canonical statement: the words a question about it uses,
@@ -84,22 +84,6 @@ pub const VECTORS: engram_base::stored_vectors::VectorColumn = engram_base::stor
     filter: "status <> 'deleted'",
 };
 
-/// Categories a memory can have; anything else is a client error.
-pub const CATEGORIES: &[&str] = &[
-    "identity",
-    "personal",
-    "preference",
-    "project",
-    "technical",
-    "decision",
-    "event",
-    "lesson",
-    "statement",
-    "relationship",
-    "health",
-    "finance",
-    "other",
-];
 /// Where a memory is in its life: only `active` ones are searched (and `superseded`
 /// ones by `as_of`); the others wait for `purge`, restorable meanwhile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, sqlx::Type, utoipa::ToSchema)]
@@ -169,7 +153,8 @@ pub struct Memory {
     pub id: Uuid,
     pub user_id: String,
     pub kind: Kind,
-    pub category: String,
+    #[sqlx(try_from = "String")]
+    pub category: Category,
     pub key: Option<String>,
     /// A keyed fact's normalised value (`postgresql` for the key `database`).
     pub value: Option<String>,
@@ -199,7 +184,7 @@ impl Memory {
     /// The memory with its decay score as of `now`.
     pub fn with_decay(mut self, params: &decay::DecayParams, now: DateTime<Utc>) -> Self {
         let touched = self.last_accessed_at.unwrap_or(self.created_at);
-        self.decay = params.weight(self.importance.into(), touched, self.access_count, &self.category, now);
+        self.decay = params.weight(self.importance.into(), touched, self.access_count, self.category.as_str(), now);
         self
     }
 }
@@ -227,7 +212,7 @@ pub struct HistoryEntry {
 pub struct NewMemory {
     pub user_id: UserId,
     pub kind: Kind,
-    pub category: String,
+    pub category: Category,
     pub key: Option<String>,
     pub value: Option<String>,
     pub content: String,
@@ -259,7 +244,7 @@ pub async fn insert(
     .bind(id)
     .bind(memory.user_id.as_str())
     .bind(memory.kind)
-    .bind(&memory.category)
+    .bind(memory.category.as_str())
     .bind(&memory.key)
     .bind(&memory.content)
     .bind(embedding.to_pgvector())
@@ -283,7 +268,7 @@ pub async fn insert(
 /// Filters of a memory listing; every field was validated by the caller.
 #[derive(Debug, Default, Clone)]
 pub struct ListFilter {
-    pub category: Option<String>,
+    pub category: Option<Category>,
     pub status: Option<Status>,
     pub kind: Option<Kind>,
     pub key: Option<String>,
@@ -303,7 +288,7 @@ pub async fn list(
     q.push_bind(tenant.as_str()).push(" AND m.user_id = ").push_bind(user.as_str());
     q.push(" AND m.status = ").push_bind(filter.status.unwrap_or(Status::Active));
     if let Some(category) = &filter.category {
-        q.push(" AND m.category = ").push_bind(category.clone());
+        q.push(" AND m.category = ").push_bind(category.as_str());
     }
     if let Some(kind) = filter.kind {
         q.push(" AND m.kind = ").push_bind(kind);

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::referents::{self, ResolveError, Turn};
 use super::{Erasure, erase};
 use crate::memories::{self, Change, NewMemory};
-use engram_base::domain::{Kind, Role, TenantId, UserId};
+use engram_base::domain::{Category, Kind, Role, TenantId, UserId};
 use engram_base::models::Embedder;
 use engram_language::forget as requests;
 use engram_language::text::sentences;
@@ -94,7 +94,7 @@ async fn note(
     let memory = NewMemory {
         user_id: user.clone(),
         kind: Kind::Fact,
-        category: "other".into(),
+        category: Category::Other,
         key: None,
         value: None,
         content,

@@ -59,9 +59,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::memories::{self, CATEGORIES};
 use engram_base::configuration::SearchSettings;
-use engram_base::domain::{Kind, ResultKind, Role, UserId, ValidationError};
+use engram_base::domain::{Category, Kind, ResultKind, Role, UserId, ValidationError};
 use engram_base::models::Embedding;
 
 pub use lookups::Lookups;
@@ -72,13 +71,14 @@ pub use score::{Explanation, Parts, Tier};
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
-    pub user_id: String,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
     #[serde(default)]
     pub query: String,
     pub limit: Option<i64>,
     pub min_score: Option<f64>,
-    pub categories: Option<Vec<String>>,
-    pub kinds: Option<Vec<String>>,
+    pub categories: Option<Vec<Category>>,
+    pub kinds: Option<Vec<ResultKind>>,
     pub as_of: Option<String>,
     /// Only what happened at or after this time (RFC 3339).
     pub since: Option<String>,
@@ -196,12 +196,12 @@ impl SearchQuery {
         dims: usize,
     ) -> Result<Self, ValidationError> {
         let request = SearchRequest {
-            user_id: user.to_string(),
+            user_id: user.clone(),
             query: text.to_owned(),
             limit: Some(limits.max_limit as i64),
             min_score: Some(limits.context_min_score),
             categories: None,
-            kinds: Some(vec!["fact".into(), "insight".into(), "event".into()]),
+            kinds: Some(vec![ResultKind::Fact, ResultKind::Insight, ResultKind::Event]),
             as_of: None,
             since: None,
             until: None,
@@ -212,7 +212,7 @@ impl SearchQuery {
     }
 
     pub fn parse(request: SearchRequest, limits: &SearchSettings, dims: usize) -> Result<Self, ValidationError> {
-        let user = UserId::parse(request.user_id)?;
+        let user = request.user_id;
         let text = request.query.trim().to_owned();
         if text.is_empty() && request.embedding.is_none() {
             return Err(ValidationError::new("query", "must not be empty"));
@@ -231,18 +231,7 @@ impl SearchQuery {
         if !(0.0..=1.0).contains(&min_score) {
             return Err(ValidationError::new("min_score", "must be between 0 and 1"));
         }
-        if let Some(categories) = &request.categories {
-            for category in categories {
-                memories::check_one_of("categories", category, CATEGORIES)?;
-            }
-        }
-        let kinds: Vec<ResultKind> = match request.kinds {
-            None => vec![ResultKind::Fact, ResultKind::Insight],
-            Some(names) => names
-                .iter()
-                .map(|name| memories::parse_one_of("kinds", name, &ResultKind::ALL, ResultKind::as_str))
-                .collect::<Result<_, _>>()?,
-        };
+        let kinds = request.kinds.unwrap_or_else(|| vec![ResultKind::Fact, ResultKind::Insight]);
         if kinds.is_empty() {
             return Err(ValidationError::new("kinds", "must not be empty"));
         }
@@ -269,7 +258,10 @@ impl SearchQuery {
             text,
             limit: limit as usize,
             min_score,
-            categories: request.categories.filter(|c| !c.is_empty()),
+            categories: request
+                .categories
+                .filter(|c| !c.is_empty())
+                .map(|c| c.into_iter().map(|c| c.as_str().to_owned()).collect()),
             memory_kinds: kinds.iter().filter_map(|k| k.memory()).collect(),
             session_summaries: kinds.contains(&ResultKind::SessionSummary),
             period_summaries: kinds.contains(&ResultKind::PeriodSummary),
@@ -317,7 +309,9 @@ mod tests {
     use super::*;
 
     fn request(json: serde_json::Value) -> Result<SearchQuery, ValidationError> {
-        SearchQuery::parse(serde_json::from_value(json).unwrap(), &SearchSettings::default(), 3)
+        let request = serde_path_to_error::deserialize(json)
+            .map_err(|err| ValidationError::new(err.path().to_string(), err.inner().to_string()))?;
+        SearchQuery::parse(request, &SearchSettings::default(), 3)
     }
 
     #[test]
@@ -327,8 +321,8 @@ mod tests {
             (serde_json::json!({"user_id": "u", "query": "q", "limit": 0}), "limit"),
             (serde_json::json!({"user_id": "u", "query": "q", "limit": 51}), "limit"),
             (serde_json::json!({"user_id": "u", "query": "q", "min_score": 1.5}), "min_score"),
-            (serde_json::json!({"user_id": "u", "query": "q", "categories": ["gossip"]}), "categories"),
-            (serde_json::json!({"user_id": "u", "query": "q", "kinds": ["dream"]}), "kinds"),
+            (serde_json::json!({"user_id": "u", "query": "q", "categories": ["gossip"]}), "categories[0]"),
+            (serde_json::json!({"user_id": "u", "query": "q", "kinds": ["fact", "dream"]}), "kinds[1]"),
             (serde_json::json!({"user_id": "u", "query": "q", "as_of": "then"}), "as_of"),
             (serde_json::json!({"user_id": "u", "query": "q", "since": "last week"}), "since"),
             (serde_json::json!({"user_id": "u", "query": "q", "until": "2026-13-01T00:00:00Z"}), "until"),

@@ -87,6 +87,17 @@ impl From<IngestError> for Error {
     }
 }
 
+impl From<crate::jobs::control::ControlError> for Error {
+    fn from(err: crate::jobs::control::ControlError) -> Self {
+        use crate::jobs::control::ControlError;
+        match err {
+            ControlError::UnknownJob(_) => Self::NotFound(err.to_string()),
+            ControlError::Overlaps { .. } => Self::Conflict(err.to_string()),
+            ControlError::Database(err) => err.into(),
+        }
+    }
+}
+
 impl From<engram_base::models::ModelError> for Error {
     fn from(err: engram_base::models::ModelError) -> Self {
         tracing::error!(error = %err, "cannot embed a memory");

@@ -18,7 +18,7 @@ use engram_base::domain::{NewEvent, Role, UserId};
 /// to forget honoured at once.
 pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEvent>) -> Result<Ingested, Error> {
     for event in &events {
-        scopes::user(principal, event.user_id.as_str())?;
+        scopes::reach(principal, &event.user_id)?;
     }
     let asks: Vec<(usize, UserId)> = events
         .iter()

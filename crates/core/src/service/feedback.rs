@@ -12,7 +12,7 @@ pub struct Created {
 
 /// Stores feedback; a correction is counted.
 pub async fn submit(state: &AppState, principal: &Principal, mut request: FeedbackRequest) -> Result<Created, Error> {
-    scopes::user(principal, request.user_id.as_str())?;
+    scopes::reach(principal, &request.user_id)?;
     // A note is stored like a turn: its secrets never are.
     request.note = request.note.map(|note| crate::ingest::secrets::redact(&note, &state.settings.ingest.redact));
     let (id, correction) = feedback::submit(&state.db, &principal.tenant, request).await.map_err(|err| match err {

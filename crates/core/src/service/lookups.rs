@@ -3,17 +3,19 @@
 
 use std::time::Instant;
 
-use super::input::Params;
+use serde::Deserialize;
+
+use super::input::Int;
 use super::{AppState, Error, scopes};
 use crate::context::{self, ContextRequest, ContextResponse};
 use crate::search::{SearchQuery, SearchRequest, SearchResponse};
 use engram_base::auth::Principal;
-use engram_base::domain::{ResultKind, SessionId, ValidationError};
+use engram_base::domain::{ResultKind, SessionId, UserId};
 
 /// A search, counted and timed.
 pub async fn search(state: &AppState, principal: &Principal, request: SearchRequest) -> Result<SearchResponse, Error> {
     let started = Instant::now();
-    scopes::user(principal, request.user_id.as_str())?;
+    scopes::reach(principal, &request.user_id)?;
     let query = SearchQuery::parse(request, &state.settings.search, state.embedder.dims())?;
     let results = state.lookup().search(&principal.tenant, &query).await?;
     if query.relations {
@@ -27,26 +29,33 @@ pub async fn search(state: &AppState, principal: &Principal, request: SearchRequ
     Ok(SearchResponse { results, hit, took_ms: elapsed * 1000.0 })
 }
 
-/// The parameters of a context: `query`, `max_tokens`, `session_id`.
-pub const CONTEXT_PARAMS: &[&str] = &["query", "max_tokens", "session_id"];
+/// What a context is for (`GET /v1/users/{user_id}/context`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextQuery {
+    /// What the agent is about to answer.
+    pub query: Option<String>,
+    /// The block's token budget: 1 to `search.context_max_tokens`.
+    pub max_tokens: Option<Int>,
+    /// The current session: its latest turns open the block.
+    pub session_id: Option<SessionId>,
+}
 
 /// The context block for a token budget, counted and timed.
 pub async fn context(
     state: &AppState,
     principal: &Principal,
-    user: String,
-    params: &Params,
+    user: &UserId,
+    query: ContextQuery,
 ) -> Result<ContextResponse, Error> {
     let started = Instant::now();
-    let user = scopes::user(principal, user)?;
+    scopes::reach(principal, user)?;
     let limits = &state.settings.search;
+    let budget = 1..=limits.context_max_tokens as i64;
     let max_tokens =
-        params.int("max_tokens", limits.context_default_tokens as i64, 1..=limits.context_max_tokens as i64)? as usize;
-    let session = params
-        .text("session_id")
-        .map(|s| SessionId::parse(s.to_owned()).map_err(|e| ValidationError::new("session_id", e.message)))
-        .transpose()?;
-    let request = ContextRequest { user: &user, query: params.text("query"), session: session.as_ref(), max_tokens };
+        Int::within(query.max_tokens, "max_tokens", limits.context_default_tokens as i64, budget)? as usize;
+    let text = query.query.as_deref().filter(|q| !q.is_empty());
+    let request = ContextRequest { user, query: text, session: query.session_id.as_ref(), max_tokens };
     let (context, hit) = context::build(&state.db, &state.lookup(), &principal.tenant, &request).await?;
     if request.query.is_some() {
         state.metrics.graph_walks.inc();

@@ -9,15 +9,14 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::input::Params;
-use super::users::MAX_PAGE;
+use super::input::{Int, Key, Page};
 use super::{AppState, Error, scopes};
 use crate::memories::edit::{self, Edit};
-use crate::memories::{self, CATEGORIES, Change, HistoryEntry, ListFilter, Memory, NewMemory, RestoreError, Status};
+use crate::memories::{self, Change, HistoryEntry, ListFilter, Memory, NewMemory, RestoreError, Status};
 use crate::privacy::{self, Erasure};
 use engram_base::auth::Principal;
 use engram_base::db::begin_tenant_tx;
-use engram_base::domain::{Kind, UserId, ValidationError};
+use engram_base::domain::{Category, Cursor, Kind, MemoryId, UserId, ValidationError};
 
 /// An explicit memory this similar to an active one of the user is that memory again.
 const DUPLICATE_SIMILARITY: f64 = 0.92;
@@ -42,10 +41,11 @@ pub struct NewMemoryRequest {
     /// What to remember, in a sentence.
     pub content: String,
     /// One of the memory categories; `statement` when absent.
-    pub category: Option<String>,
+    pub category: Option<Category>,
     /// A stable name for what this states (`employer`, `home_city`): a later memory with
     /// the same key supersedes this one.
-    pub key: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub key: Option<Key>,
     /// 0–1; 0.7 when absent.
     pub importance: Option<f32>,
     /// A pinned memory is never evicted.
@@ -59,10 +59,19 @@ pub struct NewMemoryRequest {
 pub struct AddedMemory {
     /// The new memory, or the existing one it duplicates.
     pub memory: Memory,
-    /// `created`, or `duplicate` when an active memory already said the same.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// Same-key memories this one replaced.
     pub superseded: Vec<Uuid>,
+}
+
+/// Whether adding a memory made one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// A new memory.
+    Created,
+    /// An active memory already said the same: that one, refreshed.
+    Duplicate,
 }
 
 /// An edit (`PATCH /v1/users/{user_id}/memories/{memory_id}`): at least one field.
@@ -70,7 +79,7 @@ pub struct AddedMemory {
 #[serde(deny_unknown_fields)]
 pub struct MemoryEdit {
     pub content: Option<String>,
-    pub category: Option<String>,
+    pub category: Option<Category>,
     pub importance: Option<f32>,
     pub pinned: Option<bool>,
 }
@@ -85,11 +94,16 @@ pub struct MemoryDeleted {
     pub deleted: BTreeMap<String, u64>,
 }
 
-/// The parameters of a memory listing.
-pub const LIST_PARAMS: &[&str] = &["category", "status", "kind", "key", "limit", "cursor"];
-
-fn memory_id(id: &str) -> Result<Uuid, ValidationError> {
-    id.parse().map_err(|_| ValidationError::new("memory_id", "must be a UUID"))
+/// Which memories a listing shows (`GET /v1/users/{user_id}/memories`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryQuery {
+    pub category: Option<Category>,
+    pub status: Option<Status>,
+    pub kind: Option<Kind>,
+    pub key: Option<Key>,
+    pub limit: Option<Int>,
+    pub cursor: Option<Cursor>,
 }
 
 fn actor(principal: &Principal) -> String {
@@ -97,39 +111,41 @@ fn actor(principal: &Principal) -> String {
 }
 
 /// One page of a user's memories, newest first.
-pub async fn page(state: &AppState, principal: &Principal, user: String, params: &Params) -> Result<MemoryPage, Error> {
-    let user = scopes::user(principal, user)?;
-    let checked = |name: &str, allowed: &[&str]| -> Result<Option<String>, ValidationError> {
-        params.text(name).map(|v| memories::check_one_of(name, v, allowed).map(|()| v.to_owned())).transpose()
-    };
+pub async fn page(
+    state: &AppState,
+    principal: &Principal,
+    user: &UserId,
+    query: MemoryQuery,
+) -> Result<MemoryPage, Error> {
+    scopes::reach(principal, user)?;
+    let page = Page::new(query.limit, query.cursor, 50)?;
     let filter = ListFilter {
-        category: checked("category", CATEGORIES)?,
-        status: params
-            .text("status")
-            .map(|v| memories::parse_one_of("status", v, &Status::ALL, Status::as_str))
-            .transpose()?,
-        kind: params.text("kind").map(|v| memories::parse_one_of("kind", v, &Kind::ALL, Kind::as_str)).transpose()?,
-        key: params.text("key").map(|key| key_of("key", key)).transpose()?,
-        after: params
-            .text("cursor")
-            .map(|c| c.parse::<Uuid>().map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned")))
-            .transpose()?,
-        limit: params.int("limit", 50, 1..=MAX_PAGE)?,
+        category: query.category,
+        status: query.status,
+        kind: query.kind,
+        key: query.key.map(|k| k.0),
+        after: page.after_id(),
+        limit: page.limit,
     };
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
-    let page = memories::list(&mut tx, &principal.tenant, &user, &filter).await?;
+    let memories = memories::list(&mut tx, &principal.tenant, user, &filter).await?;
     tx.commit().await?;
-    let next_cursor = (page.len() as i64 == filter.limit).then(|| page.last().map(|m| m.id.to_string())).flatten();
+    let next_cursor = page.next(&memories, |m| m.id.to_string());
     let now = state.clock.now();
-    let page = page.into_iter().map(|m| m.with_decay(&state.decay, now)).collect();
-    Ok(MemoryPage { memories: page, next_cursor })
+    let memories = memories.into_iter().map(|m| m.with_decay(&state.decay, now)).collect();
+    Ok(MemoryPage { memories, next_cursor })
 }
 
 /// A memory with every change to it.
-pub async fn detail(state: &AppState, principal: &Principal, user: String, id: &str) -> Result<MemoryDetail, Error> {
-    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
+pub async fn detail(
+    state: &AppState,
+    principal: &Principal,
+    user: &UserId,
+    id: MemoryId,
+) -> Result<MemoryDetail, Error> {
+    scopes::reach(principal, user)?;
     let mut tx = begin_tenant_tx(&state.db.read_pool, &principal.tenant).await?;
-    let detail = read_detail(state, &mut tx, principal, &user, id).await?;
+    let detail = read_detail(state, &mut tx, principal, user, id.0).await?;
     tx.commit().await?;
     Ok(detail)
 }
@@ -150,15 +166,21 @@ async fn read_detail(
 }
 
 /// Brings an evicted or merged memory back.
-pub async fn restore(state: &AppState, principal: &Principal, user: String, id: &str) -> Result<MemoryDetail, Error> {
-    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
+pub async fn restore(
+    state: &AppState,
+    principal: &Principal,
+    user: &UserId,
+    id: MemoryId,
+) -> Result<MemoryDetail, Error> {
+    scopes::reach(principal, user)?;
+    let id = id.0;
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
-    memories::restore(&mut tx, &principal.tenant, &user, id, &actor(principal)).await.map_err(|err| match err {
+    memories::restore(&mut tx, &principal.tenant, user, id, &actor(principal)).await.map_err(|err| match err {
         RestoreError::NotFound(_) => Error::NotFound(err.to_string()),
         RestoreError::NotRestorable { .. } => Error::Conflict(err.to_string()),
         RestoreError::Database(err) => err.into(),
     })?;
-    let detail = read_detail(state, &mut tx, principal, &user, id).await?;
+    let detail = read_detail(state, &mut tx, principal, user, id).await?;
     tx.commit().await?;
     tracing::info!(tenant = %principal.tenant, "memory restored");
     Ok(detail)
@@ -178,10 +200,6 @@ fn content_of(state: &AppState, field: &str, content: &str) -> Result<String, Va
     Ok(crate::ingest::secrets::redact(content, &state.settings.ingest.redact))
 }
 
-fn category_of(category: &str) -> Result<String, ValidationError> {
-    memories::check_one_of("category", category, CATEGORIES).map(|()| category.to_owned())
-}
-
 fn importance_of(importance: f32) -> Result<f32, ValidationError> {
     if (0.0..=1.0).contains(&importance) {
         Ok(importance)
@@ -190,31 +208,19 @@ fn importance_of(importance: f32) -> Result<f32, ValidationError> {
     }
 }
 
-/// A key is a name, not a sentence: `employer`, or a client's own id for a slot (a
-/// LangGraph store's keys are often UUIDs).
-fn key_of(field: &str, key: &str) -> Result<String, ValidationError> {
-    let ok = !key.is_empty()
-        && key.len() <= 128
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
-    if ok {
-        Ok(key.to_owned())
-    } else {
-        Err(ValidationError::new(field, "must be 1–128 characters of A-Z, a-z, 0-9, _, -, . and :"))
-    }
-}
-
 /// Adds an explicit memory, searchable at once: a same-key memory is superseded, a
 /// near-duplicate of an active memory is refreshed instead.
 pub async fn add(
     state: &AppState,
     principal: &Principal,
-    user: String,
+    user: &UserId,
     request: NewMemoryRequest,
 ) -> Result<AddedMemory, Error> {
-    let user = scopes::user(principal, user)?;
+    scopes::reach(principal, user)?;
+    let user = user.clone();
     let content = content_of(state, "content", &request.content)?;
-    let category = request.category.as_deref().map(category_of).transpose()?.unwrap_or_else(|| "statement".into());
-    let key = request.key.as_deref().map(|key| key_of("key", key)).transpose()?;
+    let category = request.category.unwrap_or(Category::Statement);
+    let key = request.key.map(|k| k.0);
     let importance = request.importance.map(importance_of).transpose()?.unwrap_or(0.7);
     let valid_from = request
         .valid_from
@@ -243,7 +249,7 @@ pub async fn add(
         edit::restate(&mut tx, &principal.tenant, &user, existing, &change).await?;
         let memory = read_detail(state, &mut tx, principal, &user, existing).await?.memory;
         tx.commit().await?;
-        return Ok(AddedMemory { memory, outcome: "duplicate", superseded: Vec::new() });
+        return Ok(AddedMemory { memory, outcome: Outcome::Duplicate, superseded: Vec::new() });
     }
     let new = NewMemory {
         user_id: user.clone(),
@@ -274,21 +280,22 @@ pub async fn add(
     }
     let memory = read_detail(state, &mut tx, principal, &user, id).await?.memory;
     tx.commit().await?;
-    Ok(AddedMemory { memory, outcome: "created", superseded })
+    Ok(AddedMemory { memory, outcome: Outcome::Created, superseded })
 }
 
 /// Changes a memory's content, category, importance or pin; a new content is embedded.
 pub async fn update(
     state: &AppState,
     principal: &Principal,
-    user: String,
-    id: &str,
+    user: &UserId,
+    id: MemoryId,
     request: MemoryEdit,
 ) -> Result<MemoryDetail, Error> {
-    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
+    scopes::reach(principal, user)?;
+    let (user, id) = (user.clone(), id.0);
     let edit = Edit {
         content: request.content.as_deref().map(|c| content_of(state, "content", c)).transpose()?,
-        category: request.category.as_deref().map(category_of).transpose()?,
+        category: request.category,
         importance: request.importance.map(importance_of).transpose()?,
         pinned: request.pinned,
     };
@@ -319,16 +326,12 @@ pub async fn update(
 pub async fn delete(
     state: &AppState,
     principal: &Principal,
-    user: String,
-    id: &str,
-    params: &Params,
+    user: &UserId,
+    id: MemoryId,
+    with_sources: bool,
 ) -> Result<MemoryDeleted, Error> {
-    let (user, id) = (scopes::user(principal, user)?, memory_id(id)?);
-    let with_sources = match params.text("sources") {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(ValidationError::new("sources", "must be true or false").into()),
-    };
+    scopes::reach(principal, user)?;
+    let (user, id) = (user.clone(), id.0);
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     // Units of the jobs in flight for this user finish first; none starts meanwhile.
     crate::users::hold_exclusively(&mut tx, &principal.tenant, &user).await?;

@@ -7,7 +7,9 @@
 pub mod error;
 pub mod events;
 pub mod feedback;
+pub mod graph;
 pub mod input;
+pub mod jobs;
 pub mod lookups;
 pub mod memories;
 pub mod scopes;

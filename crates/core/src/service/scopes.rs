@@ -67,13 +67,12 @@ pub fn check<N: Need>(principal: &Principal) -> Result<(), Error> {
     if N::allows(principal) { Ok(()) } else { Err(Error::Forbidden(N::SCOPE)) }
 }
 
-/// The user an operation names, if `principal` may reach them: a key bound to a user
+/// Whether `principal` may reach the user an operation names: a key bound to a user
 /// reaches that user only ([`Error::OtherUser`]).
-pub fn user(principal: &Principal, user: impl Into<String>) -> Result<UserId, Error> {
-    let user = UserId::parse(user)?;
+pub fn reach(principal: &Principal, user: &UserId) -> Result<(), Error> {
     match &principal.user {
-        Some(bound) if *bound != user => Err(Error::OtherUser(bound.clone())),
-        _ => Ok(user),
+        Some(bound) if bound != user => Err(Error::OtherUser(bound.clone())),
+        _ => Ok(()),
     }
 }
 
@@ -100,8 +99,9 @@ pub fn caller(principal: &Principal) -> Caller {
 
 /// `principal` bound to `user` for the rest of a connection: refused if its key is
 /// bound to another user.
-pub fn bind(mut principal: Principal, user: impl Into<String>) -> Result<Principal, Error> {
-    principal.user = Some(self::user(&principal, user)?);
+pub fn bind(mut principal: Principal, user: UserId) -> Result<Principal, Error> {
+    reach(&principal, &user)?;
+    principal.user = Some(user);
     Ok(principal)
 }
 
@@ -120,18 +120,21 @@ mod tests {
         }
     }
 
+    fn user(name: &str) -> UserId {
+        UserId::parse(name).unwrap()
+    }
+
     #[test]
     fn a_bound_key_reaches_its_user_only() {
-        assert_eq!(user(&key(Some("alice")), "alice").unwrap().as_str(), "alice");
-        assert!(matches!(user(&key(Some("alice")), "bob"), Err(Error::OtherUser(u)) if u.as_str() == "alice"));
-        assert_eq!(user(&key(None), "bob").unwrap().as_str(), "bob");
-        assert!(matches!(user(&key(Some("alice")), "not a user id"), Err(Error::Invalid(_))));
+        assert!(reach(&key(Some("alice")), &user("alice")).is_ok());
+        assert!(matches!(reach(&key(Some("alice")), &user("bob")), Err(Error::OtherUser(u)) if u.as_str() == "alice"));
+        assert!(reach(&key(None), &user("bob")).is_ok());
     }
 
     #[test]
     fn binding_narrows_an_unbound_key_and_never_widens_a_bound_one() {
-        assert_eq!(bind(key(None), "carol").unwrap().user.unwrap().as_str(), "carol");
-        assert!(bind(key(Some("alice")), "carol").is_err());
-        assert_eq!(bind(key(Some("alice")), "alice").unwrap().user.unwrap().as_str(), "alice");
+        assert_eq!(bind(key(None), user("carol")).unwrap().user.unwrap().as_str(), "carol");
+        assert!(bind(key(Some("alice")), user("carol")).is_err());
+        assert_eq!(bind(key(Some("alice")), user("alice")).unwrap().user.unwrap().as_str(), "alice");
     }
 }

@@ -1,17 +1,14 @@
 //! A user as a whole: sessions and period summaries, export, deletion and its record.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::input::Params;
+use super::input::{Int, Page};
 use super::{AppState, Error, scopes};
 use crate::{sessions, users};
 use engram_base::auth::Principal;
-use engram_base::domain::{UserId, ValidationError};
-
-/// The longest page a listing serves.
-pub const MAX_PAGE: i64 = 200;
+use engram_base::domain::{Cursor, SessionId, UserId};
 
 #[derive(Serialize, ToSchema)]
 pub struct SessionList {
@@ -49,23 +46,30 @@ pub struct UserPage {
     pub next_cursor: Option<String>,
 }
 
-/// The parameters of a user listing.
-pub const USER_LIST_PARAMS: &[&str] = &["limit", "cursor"];
+/// A page of a listing (`limit`, `cursor`), as a query string or a tool gives it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageQuery<C = Cursor> {
+    pub limit: Option<Int>,
+    pub cursor: Option<C>,
+}
 
 /// The tenant's users in id order, a page at a time; `limit` 1–200, 50 when absent.
 /// Tenant-wide: a key bound to a user lacks the scope it needs.
-pub async fn list(state: &AppState, principal: &Principal, params: &Params) -> Result<UserPage, Error> {
-    let limit = params.int("limit", 50, 1..=MAX_PAGE)?;
-    let after = params.text("cursor").map(|c| scopes::user(principal, c)).transpose()?;
-    let users = users::list(&state.db, &principal.tenant, after.as_ref().map(UserId::as_str), limit).await?;
-    let next_cursor = (users.len() as i64 == limit).then(|| users.last().map(|u| u.user_id.clone())).flatten();
+pub async fn list(state: &AppState, principal: &Principal, query: PageQuery<UserId>) -> Result<UserPage, Error> {
+    let page = Page::new(query.limit, query.cursor, 50)?;
+    if let Some(after) = &page.after {
+        scopes::reach(principal, after)?;
+    }
+    let users = users::list(&state.db, &principal.tenant, page.after.as_ref().map(UserId::as_str), page.limit).await?;
+    let next_cursor = page.next(&users, |u| u.user_id.clone());
     Ok(UserPage { users, next_cursor })
 }
 
 /// One user's counts; [`Error::NotFound`] when engram holds nothing of them.
-pub async fn summary(state: &AppState, principal: &Principal, user: String) -> Result<users::UserSummary, Error> {
-    let user = scopes::user(principal, user)?;
-    users::summary(&state.db, &principal.tenant, &user)
+pub async fn summary(state: &AppState, principal: &Principal, user: &UserId) -> Result<users::UserSummary, Error> {
+    scopes::reach(principal, user)?;
+    users::summary(&state.db, &principal.tenant, user)
         .await?
         .ok_or_else(|| Error::NotFound(format!("engram holds nothing of user `{user}`")))
 }
@@ -78,22 +82,28 @@ pub struct TurnPage {
     pub next_cursor: Option<String>,
 }
 
-/// The parameters of a turn listing.
-pub const TURN_PARAMS: &[&str] = &["session_id", "limit", "cursor"];
+/// Which turns a listing shows (`GET /v1/users/{user_id}/events`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnQuery {
+    pub session_id: Option<SessionId>,
+    pub limit: Option<Int>,
+    pub cursor: Option<Cursor>,
+}
 
 /// The user's raw turns newest first, of one session when `session_id` is given;
 /// `limit` 1–200, 50 when absent.
-pub async fn turns(state: &AppState, principal: &Principal, user: String, params: &Params) -> Result<TurnPage, Error> {
-    let (user, limit) = (scopes::user(principal, user)?, params.int("limit", 50, 1..=MAX_PAGE)?);
-    let before = params
-        .text("cursor")
-        .map(|c| {
-            c.parse::<uuid::Uuid>().map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned"))
-        })
-        .transpose()?;
-    let session = params.text("session_id");
-    let events = sessions::turns(&state.db, &principal.tenant, &user, session, before, limit).await?;
-    let next_cursor = (events.len() as i64 == limit).then(|| events.last().map(|e| e.id.to_string())).flatten();
+pub async fn turns(
+    state: &AppState,
+    principal: &Principal,
+    user: &UserId,
+    query: TurnQuery,
+) -> Result<TurnPage, Error> {
+    scopes::reach(principal, user)?;
+    let page = Page::new(query.limit, query.cursor, 50)?;
+    let session = query.session_id.as_ref().map(SessionId::as_str);
+    let events = sessions::turns(&state.db, &principal.tenant, user, session, page.after_id(), page.limit).await?;
+    let next_cursor = page.next(&events, |e| e.id.to_string());
     Ok(TurnPage { events, next_cursor })
 }
 
@@ -103,15 +113,23 @@ pub struct DeletionList {
     pub deletions: Vec<users::Deletion>,
 }
 
+/// How many of the latest to list (`limit`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatestQuery {
+    pub limit: Option<Int>,
+}
+
 /// The user's latest sessions with their summaries; `limit` 1–200, 20 when absent.
 pub async fn sessions(
     state: &AppState,
     principal: &Principal,
-    user: String,
-    params: &Params,
+    user: &UserId,
+    query: LatestQuery,
 ) -> Result<SessionList, Error> {
-    let (user, limit) = (scopes::user(principal, user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
-    let sessions = sessions::latest(&state.db, &principal.tenant, &user, limit).await?;
+    scopes::reach(principal, user)?;
+    let page = Page::<()>::new(query.limit, None, 20)?;
+    let sessions = sessions::latest(&state.db, &principal.tenant, user, page.limit).await?;
     Ok(SessionList { sessions })
 }
 
@@ -119,33 +137,34 @@ pub async fn sessions(
 pub async fn summaries(
     state: &AppState,
     principal: &Principal,
-    user: String,
-    params: &Params,
+    user: &UserId,
+    query: LatestQuery,
 ) -> Result<SummaryList, Error> {
-    let (user, limit) = (scopes::user(principal, user)?, params.int("limit", 20, 1..=MAX_PAGE)?);
-    let summaries = sessions::latest_periods(&state.db, &principal.tenant, &user, limit).await?;
+    scopes::reach(principal, user)?;
+    let page = Page::<()>::new(query.limit, None, 20)?;
+    let summaries = sessions::latest_periods(&state.db, &principal.tenant, user, page.limit).await?;
     Ok(SummaryList { summaries })
 }
 
 /// Everything stored for the user.
-pub async fn export(state: &AppState, principal: &Principal, user: String) -> Result<Export, Error> {
-    let user = scopes::user(principal, user)?;
-    let tables = users::export(&state.db, &principal.tenant, &user).await?;
+pub async fn export(state: &AppState, principal: &Principal, user: &UserId) -> Result<Export, Error> {
+    scopes::reach(principal, user)?;
+    let tables = users::export(&state.db, &principal.tenant, user).await?;
     Ok(Export { user_id: user.to_string(), tables })
 }
 
 /// Deletes everything stored for a user, and what this process holds of them.
-pub async fn forget(state: &AppState, principal: &Principal, user: String) -> Result<Deleted, Error> {
-    let user = scopes::user(principal, user)?;
-    let deleted = users::forget(&state.db, &principal.tenant, &user, principal.key_id).await?;
-    state.forget_user(&principal.tenant, &user);
+pub async fn forget(state: &AppState, principal: &Principal, user: &UserId) -> Result<Deleted, Error> {
+    scopes::reach(principal, user)?;
+    let deleted = users::forget(&state.db, &principal.tenant, user, principal.key_id).await?;
+    state.forget_user(&principal.tenant, user);
     tracing::info!(tenant = %principal.tenant, "user deleted");
     Ok(Deleted { user_id: user.to_string(), deleted })
 }
 
 /// When the user was forgotten, by whom, how much.
-pub async fn deletions(state: &AppState, principal: &Principal, user: String) -> Result<DeletionList, Error> {
-    let user = scopes::user(principal, user)?;
-    let deletions = users::deletions(&state.db, &principal.tenant, &user).await?;
+pub async fn deletions(state: &AppState, principal: &Principal, user: &UserId) -> Result<DeletionList, Error> {
+    scopes::reach(principal, user)?;
+    let deletions = users::deletions(&state.db, &principal.tenant, user).await?;
     Ok(DeletionList { deletions })
 }

@@ -9,14 +9,16 @@ use regex::Regex;
 
 pub use crate::technologies::technologies;
 use crate::text::{is_small_talk, word_count};
+pub use category::Category;
 use slot::slot;
 
+mod category;
 mod slot;
 
 /// One fact found in one sentence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Found {
-    pub category: &'static str,
+    pub category: Category,
     /// Single-valued facts have a key (`name`, `database`, …); a new value replaces the old.
     pub key: Option<String>,
     /// The normalised value, compared to tell a restatement from a change.
@@ -32,13 +34,13 @@ pub struct Found {
 }
 
 struct Rule {
-    category: &'static str,
+    category: Category,
     key: Option<&'static str>,
     importance: f32,
     pattern: Regex,
 }
 
-fn rule(category: &'static str, key: Option<&'static str>, importance: f32, pattern: &str) -> Rule {
+fn rule(category: Category, key: Option<&'static str>, importance: f32, pattern: &str) -> Rule {
     Rule { category, key, importance, pattern: Regex::new(pattern).expect("a valid pattern") }
 }
 
@@ -46,89 +48,94 @@ fn rule(category: &'static str, key: Option<&'static str>, importance: f32, patt
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
         rule(
-            "identity",
+            Category::Identity,
             Some("employer"),
             0.8,
             r"\b(?i:i (?:work|am working) (?:at|for))\s+(\p{Lu}[\p{L}&.-]+(?:\s+\p{Lu}[\p{L}&.-]+){0,3})",
         ),
-        rule("identity", Some("employer"), 0.8, r"我在(\p{Han}{2,12}?)(?:工作|上班|任职)"),
+        rule(Category::Identity, Some("employer"), 0.8, r"我在(\p{Han}{2,12}?)(?:工作|上班|任职)"),
         // Starting somewhere: "I've officially started at Initech", "just joined Acme",
         // "accepted a position at Hooli", "入职了字节", "现在在字节上班了".
         rule(
-            "identity",
+            Category::Identity,
             Some("employer"),
             0.8,
             r"\b(?i:started (?:a new job |a new role |working |my new job )?(?:at|with)|joined|accepted (?:a |an |the )?(?:\w+ )?(?:position|job|offer|role)(?: \w+)? (?:at|with)|(?:got|took) (?:a |an )?(?:new )?(?:job|position|role) (?:at|with))\s+(\p{Lu}[\p{L}&.-]+(?:\s+\p{Lu}[\p{L}&.-]+){0,3})",
         ),
-        rule("identity", Some("employer"), 0.8, r"(?:入职了?|加入了?|跳槽到了?)(\p{Han}{2,10}?)(?:了|，|。|$|公司)"),
-        rule("identity", Some("employer"), 0.8, r"(?:现在|目前|已经)在(\p{Han}{2,8}?)(?:上班|工作|任职)"),
         rule(
-            "personal",
+            Category::Identity,
+            Some("employer"),
+            0.8,
+            r"(?:入职了?|加入了?|跳槽到了?)(\p{Han}{2,10}?)(?:了|，|。|$|公司)",
+        ),
+        rule(Category::Identity, Some("employer"), 0.8, r"(?:现在|目前|已经)在(\p{Han}{2,8}?)(?:上班|工作|任职)"),
+        rule(
+            Category::Personal,
             Some("location"),
             0.7,
             r"(?i)\bi (?:live|am based|'m based|am located) in\s+(\p{Lu}[\p{L} .-]{1,40}?)(?:[,.!;]|$| with| and| since)",
         ),
-        rule("personal", Some("location"), 0.7, r"我(?:住在|在)(\p{Han}{2,10}?)(?:工作|生活|住|，|。|$)"),
+        rule(Category::Personal, Some("location"), 0.7, r"我(?:住在|在)(\p{Han}{2,10}?)(?:工作|生活|住|，|。|$)"),
         // Settling somewhere: "I'm all settled in Denver now", "living in Leeds these days".
         rule(
-            "personal",
+            Category::Personal,
             Some("location"),
             0.7,
             r"(?i)\b(?:settled in|living in|relocated to|moved (?:over )?to)\s+(\p{Lu}[\p{L} .-]{1,40}?)(?:[,.!;]|$| with| and| since| now| for)",
         ),
         rule(
-            "personal",
+            Category::Personal,
             Some("location"),
             0.7,
             r"(?:定居在?|落户在?|安顿在|搬到了?|住到了?)(\p{Han}{2,8}?)(?:了|，|。|$)",
         ),
         rule(
-            "identity",
+            Category::Identity,
             Some("role"),
             0.7,
             r"(?i)\bi(?:'m| am) (?:a|an|the) ((?:senior |junior |lead |staff |principal )?[\p{L} ]{0,20}?(?:engineer|developer|designer|manager|scientist|researcher|teacher|student|founder|analyst|architect|consultant|cto|ceo|nurse|doctor|lawyer|accountant|chef|writer|pharmacist|dentist|physician|therapist))\b",
         ),
-        rule("identity", Some("role"), 0.7, r"(?i)\bi work as (?:a|an) ([\p{L} ]{3,40})"),
+        rule(Category::Identity, Some("role"), 0.7, r"(?i)\bi work as (?:a|an) ([\p{L} ]{3,40})"),
         // "…, a nurse at a clinic in Leeds": a role named right after the speaker's name.
         rule(
-            "identity",
+            Category::Identity,
             Some("role"),
             0.7,
             r"^(?:hi,? |hello,? )?(?i:i'm|i am)\s+\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?,\s+(?:a|an)\s+([\p{L} ]{3,30}?)(?:\s+(?:at|in|for|from)\b|[,.!]|$)",
         ),
         rule(
-            "personal",
+            Category::Personal,
             Some("location"),
             0.7,
             r"^(?:hi,? |hello,? )?(?i:i'm|i am)\s+\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?,[^.]*?\bin\s+(\p{Lu}[\p{L}-]+(?:\s+\p{Lu}[\p{L}-]+)?)",
         ),
         rule(
-            "identity",
+            Category::Identity,
             Some("role"),
             0.7,
             r"我是(?:一名|一个|一位)?(\p{Han}{0,6}(?:工程师|程序员|经理|设计师|学生|老师|研究员|架构师|创始人))",
         ),
         rule(
-            "project",
+            Category::Project,
             Some("team_size"),
             0.6,
             r"(?i)\b(?:our|my) team (?:has|is|of) (\d+)\b|\bwe are a team of (\d+)\b|\bteam of (\d+) (?:people|engineers|developers)",
         ),
-        rule("project", Some("team_size"), 0.6, r"(?:我们|团队)(?:团队)?(?:有|共)(\d+)(?:个人|人|名)"),
+        rule(Category::Project, Some("team_size"), 0.6, r"(?:我们|团队)(?:团队)?(?:有|共)(\d+)(?:个人|人|名)"),
         rule(
-            "project",
+            Category::Project,
             Some("project"),
             0.7,
             r"(?i)\b(?:i'm|i am|we're|we are) (?:building|working on|developing|making) (.{3,80})",
         ),
-        rule("project", Some("project"), 0.7, r"(?:我|我们)(?:正在)?(?:开发|做|构建)(?:一个)?(.{2,40})"),
+        rule(Category::Project, Some("project"), 0.7, r"(?:我|我们)(?:正在)?(?:开发|做|构建)(?:一个)?(.{2,40})"),
         rule(
-            "preference",
+            Category::Preference,
             None,
             0.6,
             r"(?i)\bi (?:really |much |strongly )?(?:prefer|like|love|enjoy|hate|dislike|can't stand) (.{2,80})",
         ),
-        rule("preference", None, 0.6, r"我(?:很|比较|更|最)?(?:喜欢|偏好|讨厌|不喜欢)(.{1,40})"),
+        rule(Category::Preference, None, 0.6, r"我(?:很|比较|更|最)?(?:喜欢|偏好|讨厌|不喜欢)(.{1,40})"),
     ]
 });
 
@@ -207,7 +214,7 @@ pub fn extract(sentence: &str, statements: bool) -> Vec<Found> {
             fact.is_change = false;
             fact.replaces = None;
             if fact.key.as_deref() != Some("name") {
-                (fact.key, fact.value, fact.category) = (None, None, "statement");
+                (fact.key, fact.value, fact.category) = (None, None, Category::Statement);
             }
         }
     }
@@ -239,7 +246,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
             for (key, name) in technologies(to) {
                 let old = technologies(from).into_iter().find(|(k, _)| *k == key).map(|(_, n)| n);
                 found.push(fact(
-                    "technical",
+                    Category::Technical,
                     Some(key.to_owned()),
                     Some(name),
                     0.8,
@@ -248,7 +255,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
                 ));
             }
             if found.is_empty() {
-                found.push(fact("decision", None, None, 0.7, Some(from.trim().to_lowercase()), true));
+                found.push(fact(Category::Decision, None, None, 0.7, Some(from.trim().to_lowercase()), true));
             }
             return found;
         }
@@ -256,7 +263,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     if let Some(caps) = CHANGE_TO.captures(sentence) {
         let to = first_group(&caps).unwrap_or_default();
         for (key, name) in technologies(&to) {
-            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.8, None, true));
+            found.push(fact(Category::Technical, Some(key.to_owned()), Some(name), 0.8, None, true));
         }
         if !found.is_empty() {
             return found;
@@ -264,7 +271,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     }
     if let Some(caps) = MOVED_TO.captures(sentence) {
         let place = first_group(&caps).map(|p| p.to_lowercase());
-        return vec![fact("personal", Some("location".into()), place, 0.7, None, true)];
+        return vec![fact(Category::Personal, Some("location".into()), place, 0.7, None, true)];
     }
     // What a named project or component uses, however the sentence says it (the graph's
     // reading): "Project A uses PostgreSQL", "The analytics service stores everything in
@@ -273,7 +280,7 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     for (subject, technology) in &used_by {
         for (key, name) in technologies(technology) {
             found.push(fact(
-                "project",
+                Category::Project,
                 Some(format!("{key} of {subject}")),
                 Some(name),
                 0.7,
@@ -288,13 +295,13 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     if let Some(caps) = NO_LONGER.captures(sentence) {
         let dropped = first_group(&caps).unwrap_or_default();
         let old = technologies(&dropped).into_iter().next().map(|(_, n)| n).unwrap_or_else(|| dropped.to_lowercase());
-        return vec![fact("decision", None, None, 0.6, Some(old), true)];
+        return vec![fact(Category::Decision, None, None, 0.6, Some(old), true)];
     }
 
     let changed = CHANGE_MARKER.is_match(sentence);
     // The user's name, read as the graph reads an introduction ("Name's Marcus", "我是林晓").
     if let Some(name) = crate::relations::introductions::user_name(sentence) {
-        found.push(fact("identity", Some("name".into()), Some(name.to_lowercase()), 0.9, None, changed));
+        found.push(fact(Category::Identity, Some("name".into()), Some(name.to_lowercase()), 0.9, None, changed));
     }
     for rule in RULES.iter() {
         if let Some(caps) = rule.pattern.captures(sentence) {
@@ -305,24 +312,24 @@ fn recognise(sentence: &str, statements: bool) -> Vec<Found> {
     if found.is_empty()
         && let Some((slot, value, new)) = slot(sentence)
     {
-        found.push(fact("personal", Some(slot), Some(value), 0.6, None, changed || new));
+        found.push(fact(Category::Personal, Some(slot), Some(value), 0.6, None, changed || new));
     }
     let now = NOW.is_match(sentence);
     let used = USES.find(sentence).map_or_else(Vec::new, |at| technologies(&sentence[at.start()..]));
     let stated = used.is_empty() && (now || STATES.is_match(sentence) && !sentence.trim_end().ends_with(['?', '？']));
     for (key, name) in used {
-        found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, now));
+        found.push(fact(Category::Technical, Some(key.to_owned()), Some(name), 0.7, None, now));
     }
     if stated {
         // "Every build runs on GitHub Actions now", "The backend framework is FastAPI":
         // a technology stated as what is in use.
         for (key, name) in technologies(sentence) {
-            found.push(fact("technical", Some(key.to_owned()), Some(name), 0.7, None, now));
+            found.push(fact(Category::Technical, Some(key.to_owned()), Some(name), 0.7, None, now));
         }
     }
     // A component of the user's work and what it uses is about their work, whoever is named.
     if found.is_empty() && statements && (is_informative(sentence) || !used_by.is_empty()) {
-        found.push(fact("statement", None, None, 0.4, None, false));
+        found.push(fact(Category::Statement, None, None, 0.4, None, false));
     }
     found
 }

@@ -3,7 +3,7 @@
 use super::*;
 
 fn keys(sentence: &str) -> Vec<(String, Option<String>, Option<String>)> {
-    extract(sentence, true).into_iter().map(|f| (f.category.to_owned(), f.key, f.value)).collect()
+    extract(sentence, true).into_iter().map(|f| (f.category.as_str().to_owned(), f.key, f.value)).collect()
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn small_talk_and_questions_yield_nothing_and_statements_stay_verbatim() {
     }
     let found = extract("Our launch is planned for the second week of March", true);
     assert_eq!(
-        (found[0].category, found[0].content.as_str()),
+        (found[0].category.as_str(), found[0].content.as_str()),
         ("statement", "Our launch is planned for the second week of March")
     );
     assert!(extract("The weather is nice", true).is_empty(), "not about the user");
@@ -158,7 +158,7 @@ fn what_the_speaker_did_without_naming_themselves_is_a_statement() {
         "上个月换到了一家做新能源的公司",
         "搬进新家了，离地铁站只有五分钟",
     ] {
-        assert!(extract(said, true).iter().any(|f| f.category == "statement"), "{said}");
+        assert!(extract(said, true).iter().any(|f| f.category == Category::Statement), "{said}");
     }
     for said in ["Need to book the dentist again soon.", "他上个月换到了一家新公司", "Sounds like a plan to me then."]
     {

@@ -65,6 +65,15 @@ impl EntityType {
     }
 }
 
+/// A stored type's name read back.
+impl TryFrom<String> for EntityType {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        Self::parse(&name).ok_or_else(|| format!("`{name}` is no entity type"))
+    }
+}
+
 /// What a relation states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Predicate {

@@ -41,10 +41,8 @@ async fn file(path: web::Path<String>) -> Result<HttpResponse, ApiError> {
         "" => "index.html",
         name => name,
     };
-    let (_, body) = FILES
-        .iter()
-        .find(|(file, _)| *file == name)
-        .ok_or_else(|| ApiError::NotFound("no such console file".into()))?;
+    let (_, body) =
+        FILES.iter().find(|(file, _)| *file == name).ok_or_else(|| ApiError::not_found("no such console file"))?;
     Ok(HttpResponse::Ok()
         .content_type(content_type(name))
         .insert_header((header::CONTENT_SECURITY_POLICY, POLICY))

@@ -1,8 +1,7 @@
 //! Request extractors that fail with engram's error shape: a body read up to the
-//! configured limit (413 past it), a JSON body whose errors name the field, and
-//! query parameters checked by name.
+//! configured limit (413 past it), a JSON body whose errors name the field, and a
+//! query string read into an operation's typed input.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -14,7 +13,7 @@ use serde::de::DeserializeOwned;
 use super::error::ApiError;
 use super::state::AppState;
 use engram_base::domain::ValidationError;
-pub use engram_core::service::input::{Params, parse_json};
+pub use engram_core::service::input::{parse_json, parse_value};
 
 /// The raw request body of a JSON route, at most `server.max_body_bytes` (413 past
 /// it). A body that is not empty must be declared `application/json` (or a `+json`
@@ -77,10 +76,24 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
     }
 }
 
-/// The query string as [`Params`]; unknown names are rejected so typos do not pass silently.
-pub fn query(req: &HttpRequest, allowed: &[&str]) -> Result<Params, ApiError> {
-    let map = web::Query::<HashMap<String, String>>::from_query(req.query_string())
+/// The query string as `T`, an operation's input: an empty value is no value, and an
+/// unknown name or a bad value is refused naming it, so typos do not pass silently.
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest for Query<T> {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(query(req.query_string()).map(Query))
+    }
+}
+
+fn query<T: DeserializeOwned>(text: &str) -> Result<T, ApiError> {
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(text)
         .map_err(|_| ValidationError::new("query string", "is not valid"))?
         .into_inner();
-    Ok(Params::named(map, allowed)?)
+    let named: serde_json::Map<String, serde_json::Value> =
+        pairs.into_iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k, v.into())).collect();
+    Ok(parse_value(named.into())?)
 }

@@ -1,38 +1,19 @@
 //! `/admin/v1/jobs…`: list jobs, trigger runs, read a run, pause and resume schedules.
-//! A tenant's `admin` key sees and triggers only its own tenant's runs; schedules and
-//! runs over every tenant need the `operator` scope. Queued runs are executed by a
-//! worker replica.
+//! Each handler calls one operation of [`engram_core::service::jobs`], which says who
+//! may reach what.
 
 use actix_web::{HttpResponse, get, post, web};
-use serde::Deserialize;
 use utoipa_actix_web::service_config::ServiceConfig;
-use uuid::Uuid;
 
 use super::auth::{Authorized, need};
 use super::error::ApiError;
-use super::extract::Body;
-use super::openapi::{ErrorBody, JobList, Paused, Queued};
+use super::extract::{Body, Query, parse_json};
+use super::openapi::ErrorBody;
 use super::state::AppState;
-use engram_base::auth::{Principal, Scope as KeyScope};
-use engram_base::domain::TenantId;
-use engram_base::domain::{UserId, ValidationError};
-use engram_core::jobs::control::{self, ControlError, Reach};
-use engram_core::jobs::{Run, Scope, Trigger};
-
-/// An operator reaches the whole installation; anyone else their own tenant.
-fn reach_of(principal: &Principal) -> Reach {
-    if principal.has(KeyScope::Operator) { Reach::Installation } else { Reach::Tenant(principal.tenant.clone()) }
-}
-
-impl From<ControlError> for ApiError {
-    fn from(err: ControlError) -> Self {
-        match err {
-            ControlError::UnknownJob(_) => ApiError::NotFound(err.to_string()),
-            ControlError::Overlaps { .. } => ApiError::Conflict(err.to_string()),
-            ControlError::Database(err) => err.into(),
-        }
-    }
-}
+use engram_base::domain::RunId;
+use engram_core::jobs::Run;
+use engram_core::service::jobs::{self, JobList, Paused, Queued, RunPage, TriggerRequest};
+use engram_core::service::users::PageQuery;
 
 #[utoipa::path(
     tag = "jobs",
@@ -42,24 +23,7 @@ impl From<ControlError> for ApiError {
 )]
 #[get("/admin/v1/jobs")]
 async fn list_jobs(state: web::Data<AppState>, principal: Authorized<need::Jobs>) -> Result<HttpResponse, ApiError> {
-    let jobs = control::overview(&state.db.pool, &state.jobs, &reach_of(&principal)).await?;
-    Ok(HttpResponse::Ok().json(JobList { jobs }))
-}
-
-/// A trigger; every field is optional and an empty body is fine.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TriggerRequest {
-    /// Only this user of the tenant; all its users when absent.
-    user_id: Option<String>,
-    /// The key's own tenant when absent; another tenant only with the `operator` scope.
-    tenant: Option<String>,
-    /// Every tenant (the schedule's scope); needs the `operator` scope.
-    #[serde(default)]
-    all_tenants: bool,
-    /// Compute and report, change nothing.
-    #[serde(default)]
-    dry_run: bool,
+    Ok(HttpResponse::Ok().json(jobs::list(&state, &principal).await?))
 }
 
 #[utoipa::path(
@@ -79,31 +43,9 @@ async fn trigger_run(
     path: web::Path<String>,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
-    let request: TriggerRequest = if body.0.iter().all(u8::is_ascii_whitespace) {
-        TriggerRequest::default()
-    } else {
-        serde_json::from_slice(&body.0).map_err(|err| ValidationError::new("body", err.to_string()))?
-    };
-    let operator = principal.has(KeyScope::Operator);
-    let tenant = match request.tenant {
-        Some(tenant) if tenant != principal.tenant.as_str() && !operator => {
-            return Err(ApiError::Forbidden(KeyScope::Operator));
-        }
-        Some(tenant) => TenantId::parse(tenant)?,
-        None => principal.tenant.clone(),
-    };
-    let scope = match (request.all_tenants, request.user_id) {
-        (true, _) if !operator => return Err(ApiError::Forbidden(KeyScope::Operator)),
-        (true, Some(_)) => return Err(ValidationError::new("all_tenants", "cannot be combined with user_id").into()),
-        (true, None) => Scope::all(),
-        (false, Some(user)) => Scope::user(tenant, UserId::parse(user)?),
-        (false, None) => Scope::tenant(tenant),
-    };
-    let job = path.into_inner();
-    let run_id =
-        control::trigger(&state.db.pool, &state.jobs, &job, &scope, Trigger::Admin, request.dry_run, None).await?;
-    tracing::info!(job, %run_id, "run queued by an operator");
-    Ok(HttpResponse::Accepted().json(Queued { run_id }))
+    let request: TriggerRequest =
+        if body.0.iter().all(u8::is_ascii_whitespace) { TriggerRequest::default() } else { parse_json(&body.0)? };
+    Ok(HttpResponse::Accepted().json(jobs::trigger(&state, &principal, &path, request).await?))
 }
 
 #[utoipa::path(
@@ -120,18 +62,8 @@ async fn get_run(
     principal: Authorized<need::Jobs>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = Uuid::parse_str(&path).map_err(|_| ValidationError::new("run_id", "must be a UUID"))?;
-    let run = control::run(&state.db.pool, id, &reach_of(&principal))
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no run {id}")))?;
-    Ok(HttpResponse::Ok().json(run))
-}
-
-/// A page of a job's runs; `next_cursor` is absent on the last.
-#[derive(serde::Serialize, utoipa::ToSchema)]
-pub struct RunPage {
-    pub runs: Vec<Run>,
-    pub next_cursor: Option<String>,
+    let id = RunId::parse(&path)?;
+    Ok(HttpResponse::Ok().json(jobs::run(&state, &principal, id).await?))
 }
 
 #[utoipa::path(
@@ -148,28 +80,9 @@ async fn list_runs(
     state: web::Data<AppState>,
     principal: Authorized<need::Jobs>,
     path: web::Path<String>,
-    req: actix_web::HttpRequest,
+    query: Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = super::extract::query(&req, &["limit", "cursor"])?;
-    let limit = params.int("limit", 20, 1..=engram_core::service::users::MAX_PAGE)?;
-    let before = params
-        .text("cursor")
-        .map(|c| Uuid::parse_str(c).map_err(|_| ValidationError::new("cursor", "is not a cursor this API returned")))
-        .transpose()?;
-    let runs = control::runs(&state.db.pool, &state.jobs, &path, &reach_of(&principal), before, limit).await?;
-    let next_cursor = (runs.len() as i64 == limit).then(|| runs.last().map(|r| r.id.to_string())).flatten();
-    Ok(HttpResponse::Ok().json(RunPage { runs, next_cursor }))
-}
-
-async fn set_paused(
-    state: &AppState,
-    principal: &Principal,
-    job: &str,
-    paused: bool,
-) -> Result<HttpResponse, ApiError> {
-    control::set_paused(&state.db.pool, &state.jobs, job, paused, &format!("key:{}", principal.key_id)).await?;
-    tracing::info!(job, paused, "job schedule switched");
-    Ok(HttpResponse::Ok().json(Paused { job: job.to_owned(), paused }))
+    Ok(HttpResponse::Ok().json(jobs::runs(&state, &principal, &path, query.0).await?))
 }
 
 #[utoipa::path(
@@ -186,7 +99,7 @@ async fn pause(
     principal: Authorized<need::Operator>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    set_paused(&state, &principal, &path, true).await
+    Ok(HttpResponse::Ok().json(jobs::set_paused(&state, &principal, &path, true).await?))
 }
 
 #[utoipa::path(
@@ -203,7 +116,7 @@ async fn resume(
     principal: Authorized<need::Operator>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    set_paused(&state, &principal, &path, false).await
+    Ok(HttpResponse::Ok().json(jobs::set_paused(&state, &principal, &path, false).await?))
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

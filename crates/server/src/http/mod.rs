@@ -47,7 +47,7 @@ pub fn configure_operations(cfg: &mut utoipa_actix_web::service_config::ServiceC
 
 /// Unknown paths get the same JSON error shape as everything else.
 pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
-    Err(ApiError::NotFound("no such route".into()))
+    Err(ApiError::not_found("no such route"))
 }
 
 /// Counts and times every request, labelled by route pattern (never the raw path),

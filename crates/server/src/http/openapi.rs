@@ -8,7 +8,6 @@ use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ComponentsBuilder, OpenApi as Document};
 use utoipa::{Modify, OpenApi, ToSchema};
-use uuid::Uuid;
 
 use engram_base::domain::event::RawEvent;
 
@@ -97,20 +96,4 @@ pub struct EventBatch {
 #[derive(Serialize, ToSchema)]
 pub struct ServiceStatus {
     pub status: &'static str,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct JobList {
-    pub jobs: Vec<engram_core::jobs::control::JobOverview>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Queued {
-    pub run_id: Uuid,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Paused {
-    pub job: String,
-    pub paused: bool,
 }

@@ -2,17 +2,18 @@
 //! on every turn. Both count `engram_lookups_total` and time themselves; MCP's
 //! tools call the same operations in [`engram_core::service::lookups`].
 
-use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use actix_web::{HttpResponse, get, post, web};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::auth::{Authorized, need};
 use super::error::ApiError;
-use super::extract::{self, JsonBody};
+use super::extract::{JsonBody, Query};
 use super::openapi::ErrorBody;
 use super::state::AppState;
+use engram_base::domain::UserId;
 use engram_core::context::ContextResponse;
 use engram_core::search::{SearchRequest, SearchResponse};
-use engram_core::service::lookups::{self, CONTEXT_PARAMS};
+use engram_core::service::lookups::{self, ContextQuery};
 
 #[utoipa::path(
     tag = "lookups",
@@ -44,10 +45,10 @@ async fn get_context(
     state: web::Data<AppState>,
     principal: Authorized<need::Read>,
     path: web::Path<String>,
-    req: HttpRequest,
+    query: Query<ContextQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = extract::query(&req, CONTEXT_PARAMS)?;
-    Ok(HttpResponse::Ok().json(lookups::context(&state, &principal, path.into_inner(), &params).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(lookups::context(&state, &principal, &user, query.0).await?))
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

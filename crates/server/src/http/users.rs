@@ -1,22 +1,41 @@
 //! Per-user resources: the user's counts, memories (listing, detail, add, edit,
-//! delete, restore), raw turns, sessions, period summaries, export and deletion. Each handler calls one operation of
-//! [`engram_core::service`].
+//! delete, restore), raw turns, sessions, period summaries, export and deletion. Each
+//! handler parses the path, takes the query or body as the operation's input, and
+//! calls one operation of [`engram_core::service`].
 
-use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use serde::Deserialize;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::auth::{Authorized, need};
 use super::error::ApiError;
-use super::extract::{self, JsonBody};
+use super::extract::{JsonBody, Query};
 use super::openapi::ErrorBody;
 use super::state::AppState;
+use engram_base::domain::{MemoryId, UserId};
+use engram_core::service::input::Flag;
 use engram_core::service::memories::{
-    self, AddedMemory, LIST_PARAMS, MemoryDeleted, MemoryDetail, MemoryEdit, MemoryPage, NewMemoryRequest,
+    self, AddedMemory, MemoryDeleted, MemoryDetail, MemoryEdit, MemoryPage, MemoryQuery, NewMemoryRequest, Outcome,
 };
 use engram_core::service::users::{
-    self, Deleted, DeletionList, Export, SessionList, SummaryList, TURN_PARAMS, TurnPage, UserPage,
+    self, Deleted, DeletionList, Export, LatestQuery, PageQuery, SessionList, SummaryList, TurnPage, TurnQuery,
+    UserPage,
 };
 use engram_core::users::UserSummary;
+
+/// The user and the memory a path names.
+fn memory_path(path: web::Path<(String, String)>) -> Result<(UserId, MemoryId), ApiError> {
+    let (user, id) = path.into_inner();
+    Ok((UserId::parse(user)?, MemoryId::parse(&id)?))
+}
+
+/// `DELETE /v1/users/{user_id}/memories/{memory_id}`'s query.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteQuery {
+    /// Also blank out the turns it came from.
+    sources: Option<Flag>,
+}
 
 #[utoipa::path(
     tag = "users",
@@ -32,10 +51,10 @@ async fn list_memories(
     state: web::Data<AppState>,
     principal: Authorized<need::Read>,
     path: web::Path<String>,
-    req: HttpRequest,
+    query: Query<MemoryQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = extract::query(&req, LIST_PARAMS)?;
-    Ok(HttpResponse::Ok().json(memories::page(&state, &principal, path.into_inner(), &params).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(memories::page(&state, &principal, &user, query.0).await?))
 }
 
 #[utoipa::path(
@@ -51,8 +70,8 @@ async fn get_memory(
     principal: Authorized<need::Read>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (user, id) = path.into_inner();
-    Ok(HttpResponse::Ok().json(memories::detail(&state, &principal, user, &id).await?))
+    let (user, id) = memory_path(path)?;
+    Ok(HttpResponse::Ok().json(memories::detail(&state, &principal, &user, id).await?))
 }
 
 #[utoipa::path(
@@ -68,7 +87,8 @@ async fn get_user(
     principal: Authorized<need::Read>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(users::summary(&state, &principal, path.into_inner()).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::summary(&state, &principal, &user).await?))
 }
 
 #[utoipa::path(
@@ -84,10 +104,10 @@ async fn list_turns(
     state: web::Data<AppState>,
     principal: Authorized<need::Read>,
     path: web::Path<String>,
-    req: HttpRequest,
+    query: Query<TurnQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = extract::query(&req, TURN_PARAMS)?;
-    Ok(HttpResponse::Ok().json(users::turns(&state, &principal, path.into_inner(), &params).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::turns(&state, &principal, &user, query.0).await?))
 }
 
 #[utoipa::path(
@@ -101,10 +121,10 @@ async fn list_sessions(
     state: web::Data<AppState>,
     principal: Authorized<need::Read>,
     path: web::Path<String>,
-    req: HttpRequest,
+    query: Query<LatestQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = extract::query(&req, &["limit"])?;
-    Ok(HttpResponse::Ok().json(users::sessions(&state, &principal, path.into_inner(), &params).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::sessions(&state, &principal, &user, query.0).await?))
 }
 
 #[utoipa::path(
@@ -118,10 +138,10 @@ async fn list_summaries(
     state: web::Data<AppState>,
     principal: Authorized<need::Read>,
     path: web::Path<String>,
-    req: HttpRequest,
+    query: Query<LatestQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = extract::query(&req, &["limit"])?;
-    Ok(HttpResponse::Ok().json(users::summaries(&state, &principal, path.into_inner(), &params).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::summaries(&state, &principal, &user, query.0).await?))
 }
 
 #[utoipa::path(
@@ -136,7 +156,8 @@ async fn export_user(
     principal: Authorized<need::Admin>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(users::export(&state, &principal, path.into_inner()).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::export(&state, &principal, &user).await?))
 }
 
 #[utoipa::path(
@@ -151,7 +172,8 @@ async fn delete_user(
     principal: Authorized<need::Admin>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(users::forget(&state, &principal, path.into_inner()).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::forget(&state, &principal, &user).await?))
 }
 
 #[utoipa::path(
@@ -167,7 +189,8 @@ async fn list_deletions(
     principal: Authorized<need::Admin>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(users::deletions(&state, &principal, path.into_inner()).await?))
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::deletions(&state, &principal, &user).await?))
 }
 
 #[utoipa::path(
@@ -185,8 +208,8 @@ async fn restore_memory(
     principal: Authorized<need::Admin>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (user, id) = path.into_inner();
-    Ok(HttpResponse::Ok().json(memories::restore(&state, &principal, user, &id).await?))
+    let (user, id) = memory_path(path)?;
+    Ok(HttpResponse::Ok().json(memories::restore(&state, &principal, &user, id).await?))
 }
 
 #[utoipa::path(
@@ -206,8 +229,9 @@ async fn add_memory(
     path: web::Path<String>,
     body: JsonBody<NewMemoryRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let added = memories::add(&state, &principal, path.into_inner(), body.0).await?;
-    let mut response = if added.outcome == "created" { HttpResponse::Created() } else { HttpResponse::Ok() };
+    let user = UserId::parse(path.into_inner())?;
+    let added = memories::add(&state, &principal, &user, body.0).await?;
+    let mut response = if added.outcome == Outcome::Created { HttpResponse::Created() } else { HttpResponse::Ok() };
     Ok(response.json(added))
 }
 
@@ -227,8 +251,8 @@ async fn update_memory(
     path: web::Path<(String, String)>,
     body: JsonBody<MemoryEdit>,
 ) -> Result<HttpResponse, ApiError> {
-    let (user, id) = path.into_inner();
-    Ok(HttpResponse::Ok().json(memories::update(&state, &principal, user, &id, body.0).await?))
+    let (user, id) = memory_path(path)?;
+    Ok(HttpResponse::Ok().json(memories::update(&state, &principal, &user, id, body.0).await?))
 }
 
 #[utoipa::path(
@@ -245,11 +269,11 @@ async fn delete_memory(
     state: web::Data<AppState>,
     principal: Authorized<need::Ingest>,
     path: web::Path<(String, String)>,
-    req: HttpRequest,
+    query: Query<DeleteQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (user, id) = path.into_inner();
-    let params = extract::query(&req, &["sources"])?;
-    Ok(HttpResponse::Ok().json(memories::delete(&state, &principal, user, &id, &params).await?))
+    let (user, id) = memory_path(path)?;
+    let sources = query.0.sources.unwrap_or_default().0;
+    Ok(HttpResponse::Ok().json(memories::delete(&state, &principal, &user, id, sources).await?))
 }
 
 #[utoipa::path(
@@ -264,10 +288,9 @@ async fn delete_memory(
 async fn list_users(
     state: web::Data<AppState>,
     principal: Authorized<need::Admin>,
-    req: HttpRequest,
+    query: Query<PageQuery<UserId>>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = extract::query(&req, users::USER_LIST_PARAMS)?;
-    Ok(HttpResponse::Ok().json(users::list(&state, &principal, &params).await?))
+    Ok(HttpResponse::Ok().json(users::list(&state, &principal, query.0).await?))
 }
 
 pub fn configure(cfg: &mut ServiceConfig) {

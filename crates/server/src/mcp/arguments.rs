@@ -5,13 +5,19 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 use serde_json::Value;
 
+use engram_base::domain::{Category, Cursor, Kind, MemoryId, ResultKind, SessionId, UserId};
+use engram_core::feedback::Verdict;
+use engram_core::memories::Status;
+use engram_core::service::input::Key;
+
 /// Conversation turns to remember.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Remember {
     /// The end user the conversation is with (your application's id for them); not needed on a
     /// connection bound to a user.
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// The conversation these turns belong to; without it engram continues the user's open session.
     pub session_id: Option<String>,
     /// One thing the user said, as a single user turn; or give `events`.
@@ -40,19 +46,22 @@ pub struct Turn {
 #[serde(deny_unknown_fields)]
 pub struct SearchMemory {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// The question or topic, in the user's words.
     pub query: String,
     /// What to search: `fact`, `insight`, `event` (raw conversation turns; these three by
     /// default, so a turn just remembered is found before any job has run), `relation`,
     /// `session_summary`, `period_summary`.
-    pub kinds: Option<Vec<String>>,
+    #[schemars(with = "Option<Vec<String>>")]
+    pub kinds: Option<Vec<ResultKind>>,
     /// At most this many results (default 10).
     pub limit: Option<i64>,
     /// Results scoring below this (0–1) are left out.
     pub min_score: Option<f64>,
     /// Only memories of these categories (e.g. `identity`, `preference`, `project`, `technical`).
-    pub categories: Option<Vec<String>>,
+    #[schemars(with = "Option<Vec<String>>")]
+    pub categories: Option<Vec<Category>>,
     /// Only what happened at or after this time (RFC 3339).
     pub since: Option<String>,
     /// Only what happened before this time (RFC 3339).
@@ -66,13 +75,15 @@ pub struct SearchMemory {
 #[serde(deny_unknown_fields)]
 pub struct GetContext {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// What the agent is about to answer; without it the block holds the profile and recent sessions.
     pub query: Option<String>,
     /// Token budget of the block (default 512).
     pub max_tokens: Option<i64>,
     /// The current conversation: its latest turns open the block.
-    pub session_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub session_id: Option<SessionId>,
 }
 
 /// A page of memories.
@@ -80,19 +91,25 @@ pub struct GetContext {
 #[serde(deny_unknown_fields)]
 pub struct ListMemories {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// Only this category.
-    pub category: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub category: Option<Category>,
     /// `active` (default), `superseded`, `merged`, `evicted` or `deleted`.
-    pub status: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub status: Option<Status>,
     /// `fact` or `insight`.
-    pub kind: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub kind: Option<Kind>,
     /// Only memories of this key.
-    pub key: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub key: Option<Key>,
     /// Page size, 1–200 (default 50).
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub cursor: Option<Cursor>,
 }
 
 /// One memory.
@@ -100,9 +117,11 @@ pub struct ListMemories {
 #[serde(deny_unknown_fields)]
 pub struct GetMemory {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// The memory's `id`, as search_memory or list_memories return it.
-    pub memory_id: String,
+    #[schemars(with = "String")]
+    pub memory_id: MemoryId,
 }
 
 /// A verdict on a memory.
@@ -110,10 +129,13 @@ pub struct GetMemory {
 #[serde(deny_unknown_fields)]
 pub struct ReportMemory {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
-    pub memory_id: String,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
+    #[schemars(with = "String")]
+    pub memory_id: MemoryId,
     /// `wrong` (it was never true), `outdated` (no longer true) or `helpful`.
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: Verdict,
     /// What is true instead, or why.
     pub note: Option<String>,
 }
@@ -123,15 +145,18 @@ pub struct ReportMemory {
 #[serde(deny_unknown_fields)]
 pub struct AddMemory {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// What to remember, as one sentence about the user ("Prefers dark mode in every app").
     pub content: String,
     /// `identity`, `personal`, `preference`, `project`, `technical`, `decision`, `event`, `lesson`,
     /// `statement` (default), `relationship`, `health`, `finance` or `other`.
-    pub category: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub category: Option<Category>,
     /// A stable name for what it states (`employer`, `home_city`): a later memory with the same key
     /// replaces this one.
-    pub key: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub key: Option<Key>,
     /// 0–1 (default 0.7).
     pub importance: Option<f32>,
     /// Pinned memories are never evicted.
@@ -143,12 +168,15 @@ pub struct AddMemory {
 #[serde(deny_unknown_fields)]
 pub struct UpdateMemory {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// The memory's `id`.
-    pub memory_id: String,
+    #[schemars(with = "String")]
+    pub memory_id: MemoryId,
     /// The corrected sentence.
     pub content: Option<String>,
-    pub category: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub category: Option<Category>,
     pub importance: Option<f32>,
     pub pinned: Option<bool>,
 }
@@ -158,9 +186,11 @@ pub struct UpdateMemory {
 #[serde(deny_unknown_fields)]
 pub struct DeleteMemory {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
     /// The memory's `id`.
-    pub memory_id: String,
+    #[schemars(with = "String")]
+    pub memory_id: MemoryId,
     /// Also blank out the conversation turns it came from (default false).
     pub sources: Option<bool>,
 }
@@ -170,5 +200,6 @@ pub struct DeleteMemory {
 #[serde(deny_unknown_fields)]
 pub struct ForgetUser {
     /// The user (not needed on a connection bound to one).
-    pub user_id: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub user_id: Option<UserId>,
 }

@@ -30,6 +30,7 @@ use rmcp_actix_web::transport::{LocalSessionManager, StreamableHttpService, on_r
 use serde_json::Value;
 
 use engram_base::auth::Principal;
+use engram_base::domain::UserId;
 use engram_core::service::AppState;
 use engram_core::service::error::ErrorBody;
 
@@ -70,7 +71,10 @@ impl Engram {
         let extensions = on_request_extensions(&context.extensions);
         let named = extensions.and_then(|e| e.get::<ConnectionUser>()).map(|u| u.0.clone()).or(self.user.clone());
         match named {
-            Some(user) => engram_core::service::scopes::bind(principal, user).map_err(|err| err.body()),
+            Some(user) => {
+                let user = UserId::parse(user).map_err(|err| engram_core::service::Error::from(err).body())?;
+                engram_core::service::scopes::bind(principal, user).map_err(|err| err.body())
+            }
             None => Ok(principal),
         }
     }
@@ -136,8 +140,7 @@ impl ServerHandler for Engram {
             tracing::Instrument::instrument(tools::call(&self.state, &principal, &request.name, arguments), span).await;
         match outcome {
             None => Err(ErrorData::invalid_params(format!("no tool named `{}`", request.name), None)),
-            Some(Ok(value)) => {
-                let text = tools::readable(&request.name, &value);
+            Some(Ok((value, text))) => {
                 let mut result = CallToolResult::structured(value);
                 // A model reads the text; the structure stays for programs.
                 if let Some(text) = text {
@@ -165,7 +168,9 @@ pub async fn serve_stdio(state: web::Data<AppState>) -> anyhow::Result<()> {
     };
     let user = std::env::var("ENGRAM_USER_ID").ok().map(|user| user.trim().to_owned()).filter(|u| !u.is_empty());
     if let Some(user) = &user {
-        engram_core::service::scopes::bind(principal, user.clone())
+        let bound = UserId::parse(user.clone()).map_err(engram_core::service::Error::from);
+        bound
+            .and_then(|user| engram_core::service::scopes::bind(principal, user))
             .map_err(|err| anyhow::anyhow!("ENGRAM_USER_ID: {}", err.body().error.message))?;
     }
     let service =

@@ -14,11 +14,10 @@ use uuid::Uuid;
 use super::super::job::Unit;
 use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
-use crate::memories::CATEGORIES;
 use engram_base::models::answers::{said_in, says_nothing};
 use engram_base::models::{ModelError, TokenBudget};
 use engram_language::configured::Patterns;
-use engram_language::facts::{self, Found};
+use engram_language::facts::{self, Category, Found};
 use engram_language::secrets::sensitive_kinds;
 
 /// Compiled trigger patterns, by their source list.
@@ -105,7 +104,7 @@ pub(super) async fn with_llm<'e>(
         })
         .collect();
     let vars: HashMap<&str, String> = HashMap::from([
-        ("categories", CATEGORIES.join(", ")),
+        ("categories", Category::names()),
         ("known_facts", if known_text.is_empty() { "(none)".to_owned() } else { known_text.join("\n") }),
         ("messages", messages.join("\n")),
     ]);
@@ -137,7 +136,7 @@ pub(super) async fn with_llm<'e>(
         let quoted = said_in(text, &fact.source_quote);
         let category = category_of(&fact.category).unwrap_or_else(|| {
             counts.add("category_mapped", 1);
-            "statement"
+            Category::Statement
         });
         if !quoted || !sensitive_kinds(&fact.content).is_empty() || says_nothing(&fact.content) {
             counts.add("invalid", 1);
@@ -203,10 +202,10 @@ fn facts_in(answer: serde_json::Value) -> Result<LlmFacts, ModelError> {
         .map_err(|e| ModelError::Malformed(format!("the answer does not fit the schema: {e}")))
 }
 
-/// A category as the model wrote it, read as one of [`CATEGORIES`] (any case, a plural
-/// `s` or surrounding spaces); `None` for one outside them.
-fn category_of(written: &str) -> Option<&'static str> {
+/// A category as the model wrote it (any case, a plural `s` or surrounding spaces);
+/// `None` for none of them.
+fn category_of(written: &str) -> Option<Category> {
     let written = written.trim().to_lowercase();
     let singular = written.strip_suffix('s').unwrap_or(&written);
-    CATEGORIES.iter().copied().find(|c| *c == written || *c == singular)
+    Category::parse(&written).or_else(|| Category::parse(singular))
 }

@@ -23,10 +23,10 @@ mod llm;
 mod store;
 
 use super::checkpoints;
-use super::job::{BoxFuture, Job, Unit};
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::privacy::forget;
-use engram_base::domain::Role;
+use engram_base::domain::{Category, Role};
 use engram_language::facts::{self, Found};
 use engram_language::secrets::{redact, sensitive_kinds};
 use engram_language::text::sentences;
@@ -43,7 +43,7 @@ pub struct ExtractParams {
     /// What happens to a sentence with sensitive data: `drop` it, or `redact` the data.
     pub sensitive: Sensitive,
     /// Categories never stored (e.g. `health`, `finance`).
-    pub blocked_categories: Vec<String>,
+    pub blocked_categories: Vec<Category>,
     /// A change supersedes memories naming the old value at least this similar.
     pub change_similarity: f32,
     /// An unkeyed fact this similar to an active memory is a duplicate.
@@ -68,7 +68,7 @@ impl Default for ExtractParams {
             max_events: 1000,
             keep_statements: true,
             sensitive: Sensitive::Drop,
-            blocked_categories: vec!["health".into(), "finance".into()],
+            blocked_categories: vec![Category::Health, Category::Finance],
             change_similarity: 0.4,
             duplicate_similarity: 0.92,
             triggers: engram_language::configured::TRIGGERS.iter().map(|t| (*t).to_owned()).collect(),
@@ -85,7 +85,7 @@ impl ExtractParams {
 }
 
 /// Users with events after their `extract_facts` watermark.
-pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<(String, String)>> {
+pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT s.tenant_id, s.user_id FROM sessions s
@@ -170,7 +170,7 @@ pub async fn run_unit(
     let corrections = open_corrections(conn, unit).await?;
     let mut stored: Vec<graph::Stored> = Vec::new();
     for (event, found, resolves) in found {
-        if params.blocked_categories.iter().any(|c| c == found.category) {
+        if params.blocked_categories.contains(&found.category) {
             counts.add("blocked", 1);
             continue;
         }
@@ -261,10 +261,16 @@ impl Job for ExtractParams {
         scope: &'a Scope,
         _now: DateTime<Utc>,
         _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<(String, String)>>> {
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
         Box::pin(candidates(pool, scope))
     }
 
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: true, job: self }
+    }
+}
+
+impl InTransaction for ExtractParams {
     fn run_unit<'a>(
         &'a self,
         conn: &'a mut PgConnection,

@@ -38,7 +38,7 @@ pub(super) async fn store(
         )
         .bind(unit.tenant.as_str())
         .bind(unit.user.as_str())
-        .bind(found.category)
+        .bind(found.category.as_str())
         .bind(key)
         .fetch_all(&mut *conn)
         .await?;
@@ -86,7 +86,7 @@ pub(super) async fn store(
     let memory = NewMemory {
         user_id: unit.user.clone(),
         kind: memories::Kind::Fact,
-        category: found.category.to_owned(),
+        category: found.category,
         key: found.key.clone(),
         value: found.value.clone(),
         content: found.content.clone(),
