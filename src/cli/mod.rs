@@ -184,25 +184,8 @@ async fn run_command(cli: Cli, mut settings: Settings) -> anyhow::Result<()> {
         Command::Job(command) => Some(jobs::Prepared::new(command, &settings)?),
         _ => None,
     };
-    if let Command::Eval { scenarios, locomo, diagnose, k, json, llm_url, llm_model, llm_api_key } = &cli.command {
-        let llm = llm_url.as_ref().map(|url| engram_base::configuration::LlmSettings {
-            provider: engram_base::configuration::LlmProvider::Openai,
-            base_url: Some(url.clone()),
-            model: llm_model.clone(),
-            api_key: Some(llm_api_key.clone().unwrap_or_else(|| "unused".into())),
-            ..settings.llm.clone()
-        });
-        let run = engram_eval::eval::Run {
-            dir: scenarios,
-            locomo: locomo.as_ref(),
-            diagnose: *diagnose,
-            k: (*k).max(1),
-            json: json.as_deref(),
-        };
-        return engram_eval::eval::run(&settings, &run, llm).await;
-    }
-    if let Command::Bench { scenarios, quick, json, clients } = &cli.command {
-        return engram_eval::bench::run(&settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await;
+    if matches!(cli.command, Command::Eval { .. } | Command::Bench { .. }) {
+        return instruments(&cli.command, &settings).await;
     }
     if let Command::Mcp { stdio: false } = &cli.command {
         bail!("engram mcp serves over stdio: pass --stdio (over HTTP, `engram serve` has MCP at /mcp)");
@@ -319,4 +302,41 @@ async fn ingest_file(db: &Database, settings: &Settings, file: &PathBuf, tenant:
     }
     println!("{accepted} events imported, {duplicates} already present");
     Ok(())
+}
+
+/// `engram eval` and `engram bench`, in their own databases.
+#[cfg(feature = "instruments")]
+async fn instruments(command: &Command, settings: &Settings) -> anyhow::Result<()> {
+    match command {
+        Command::Eval { scenarios, locomo, diagnose, k, json, llm_url, llm_model, llm_api_key } => {
+            let llm = llm_url.as_ref().map(|url| engram_base::configuration::LlmSettings {
+                provider: engram_base::configuration::LlmProvider::Openai,
+                base_url: Some(url.clone()),
+                model: llm_model.clone(),
+                api_key: Some(llm_api_key.clone().unwrap_or_else(|| "unused".into())),
+                ..settings.llm.clone()
+            });
+            let run = engram_eval::eval::Run {
+                dir: scenarios,
+                locomo: locomo.as_ref(),
+                diagnose: *diagnose,
+                k: (*k).max(1),
+                json: json.as_deref(),
+            };
+            engram_eval::eval::run(settings, &run, llm).await
+        }
+        Command::Bench { scenarios, quick, json, clients } => {
+            engram_eval::bench::run(settings, scenarios, *quick, (*clients).max(1), json.as_deref()).await
+        }
+        other => bail!("{other:?} is no instrument"),
+    }
+}
+
+/// A release build carries no instruments: it says where they are.
+#[cfg(not(feature = "instruments"))]
+async fn instruments(_: &Command, _: &Settings) -> anyhow::Result<()> {
+    bail!(
+        "this engram is a release build, without `engram eval` and `engram bench`: build engram from source \
+         (`cargo build --release`, whose default features carry them) to measure"
+    )
 }

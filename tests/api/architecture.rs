@@ -1,6 +1,7 @@
 //! ARCHITECTURE.md holds to the code: the layers it draws are the imports (the crates'
 //! own `Cargo.toml` keep crates apart; inside a crate this test does), no module grows
-//! past 400 lines, and its table of who writes which table is what the SQL says.
+//! past 400 lines, its table of who writes which table is what the SQL says, only
+//! `engram-language` holds text patterns, and the release binary carries no instruments.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -242,4 +243,17 @@ fn no_module_outside_engram_language_holds_a_text_pattern() {
         }
     }
     assert!(holding.is_empty(), "text patterns outside crates/language; move the rule there:\n{}", holding.join("\n"));
+}
+
+#[test]
+fn the_release_binary_carries_no_instruments() {
+    let manifest = read(&root().join("Cargo.toml"));
+    assert!(
+        manifest.contains(r#"engram-eval = { path = "crates/eval", optional = true }"#)
+            && manifest.contains(r#"instruments = ["dep:engram-eval"]"#),
+        "engram-eval is linked in only with the `instruments` feature"
+    );
+    let package = read(&root().join("scripts/package"));
+    let build = package.lines().find(|l| l.trim_start().starts_with("cargo build")).expect("scripts/package builds");
+    assert!(build.contains("--no-default-features"), "the release package leaves the instruments out: {build}");
 }

@@ -28,7 +28,7 @@ async fn readiness_fails_when_the_database_is_gone() {
 async fn lookups_survive_their_connections_being_cut() {
     let app = spawn_app().await;
     let key = app.key("acme", "read").await;
-    app.remember("acme", "ana", "tools", "Ana deploys with Terraform").await;
+    app.remember("acme", "ana", "technical", "Ana deploys with Terraform").await;
     let body = serde_json::json!({"user_id": "ana", "query": "terraform"});
     assert_eq!(app.search(&key, &body).await["results"].as_array().unwrap().len(), 1);
 
