@@ -226,7 +226,12 @@ fn no_module_outside_engram_language_holds_a_text_pattern() {
             "only engram-language matches text by patterns: `{dependency}`"
         );
     }
-    let pattern = regex::Regex::new(r"\b(?:regex|aho_corasick)::|\bRegex(?:Set)?\b|\bAhoCorasick\b|\(\?i\)").unwrap();
+    // The crates that match patterns, and what a pattern is written with: a flag group,
+    // a word boundary or a class (`\b`, `\m`, `\p{…}`, `[[:alnum:]]`), in Rust's syntax
+    // or PostgreSQL's.
+    let pattern =
+        regex::Regex::new(r"\b(?:regex|aho_corasick)::|\bRegex(?:Set)?\b|\bAhoCorasick\b|\(\?[i:]|\\[bmMp]|\[\[:")
+            .unwrap();
     let mut holding = Vec::new();
     for (path, _) in layers()
         .values()

@@ -27,8 +27,6 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Self; 3] = [Self::Wrong, Self::Outdated, Self::Helpful];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Wrong => "wrong",

@@ -210,6 +210,13 @@ fn without_question_words(token: &str) -> Vec<&str> {
     pieces
 }
 
+/// A term [`holds`] matches only as a whole word (one or two Latin letters or digits,
+/// lowercased), and the word boundaries around it, as PostgreSQL (POSIX) regular
+/// expressions: what the SQL of a search matches a term by.
+pub const SHORT_TERM_POSIX: &str = "^[a-z0-9]{1,2}$";
+pub const WORD_START_POSIX: &str = r"\m";
+pub const WORD_END_POSIX: &str = r"\M";
+
 /// Escapes `%`, `_` and `\` for a literal `ILIKE` match.
 pub fn escape_like(text: &str) -> String {
     text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")

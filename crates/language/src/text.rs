@@ -126,6 +126,11 @@ pub fn dated(at: chrono::DateTime<chrono::Utc>, line: &str) -> String {
     format!("[{}] {line}", at.format("%a %-d %B %Y"))
 }
 
+/// What two statements may differ by and still say the same ("Prefers dark mode." and
+/// "prefers dark-mode"): everything but letters and digits, case aside, as a PostgreSQL
+/// (POSIX) regular expression.
+pub const NOT_WORDS_POSIX: &str = "[^[:alnum:]]+";
+
 #[cfg(test)]
 mod tests {
     use super::*;

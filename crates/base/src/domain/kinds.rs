@@ -12,8 +12,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Self; 2] = [Self::Fact, Self::Insight];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Fact => "fact",
@@ -37,9 +35,6 @@ pub enum ResultKind {
 }
 
 impl ResultKind {
-    pub const ALL: [Self; 6] =
-        [Self::Fact, Self::Insight, Self::SessionSummary, Self::PeriodSummary, Self::Event, Self::Relation];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Fact => "fact",

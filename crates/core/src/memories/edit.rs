@@ -182,13 +182,14 @@ pub async fn duplicate_of(
     let same: Option<Uuid> = sqlx::query_scalar(
         "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
             AND ($4::text IS NULL OR key = $4)
-            AND lower(regexp_replace(content, '[^[:alnum:]]+', '', 'g')) = lower(regexp_replace($3, '[^[:alnum:]]+', '', 'g'))
+            AND lower(regexp_replace(content, $5, '', 'g')) = lower(regexp_replace($3, $5, '', 'g'))
           LIMIT 1",
     )
     .bind(tenant.as_str())
     .bind(user.as_str())
     .bind(content)
     .bind(key)
+    .bind(engram_language::text::NOT_WORDS_POSIX)
     .fetch_optional(&mut *conn)
     .await?;
     if same.is_some() || key.is_some() {

@@ -126,28 +126,6 @@ impl Status {
     }
 }
 
-/// Parses `value` as one of `all` (by name), naming `field` when it is none of them.
-pub fn parse_one_of<T: Copy>(
-    field: &str,
-    value: &str,
-    all: &[T],
-    name: fn(T) -> &'static str,
-) -> Result<T, ValidationError> {
-    all.iter().copied().find(|v| name(*v) == value).ok_or_else(|| {
-        let names: Vec<&str> = all.iter().map(|v| name(*v)).collect();
-        ValidationError::new(field, format!("`{value}` is not one of {}", names.join(", ")))
-    })
-}
-
-/// Checks `value` against `allowed`, naming `field` when it is not there.
-pub fn check_one_of(field: &str, value: &str, allowed: &[&str]) -> Result<(), ValidationError> {
-    if allowed.contains(&value) {
-        Ok(())
-    } else {
-        Err(ValidationError::new(field, format!("`{value}` is not one of {}", allowed.join(", "))))
-    }
-}
-
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Memory {
     pub id: Uuid,

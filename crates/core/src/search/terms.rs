@@ -6,6 +6,8 @@
 //! their memories (a scan, or the index way, planned for the lookup), else by a statement
 //! of their own. What the SQL matches is what `engram_language::terms::holds` does.
 
+use engram_language::terms::{SHORT_TERM_POSIX, WORD_END_POSIX, WORD_START_POSIX};
+
 /// How many of the user's latest turns term weights are counted in.
 pub const RECENT_TURNS: i64 = 200;
 
@@ -52,7 +54,8 @@ pub fn recent_weights_sql(terms: &str) -> String {
 /// as a regular expression.
 pub fn forms_sql(t: &str) -> String {
     format!(
-        r"LATERAL (SELECT {t} ~ '^[a-z0-9]{{1,2}}$' AS short, '%' || {t} || '%' AS pattern, '\m' || {t} || '\M' AS word) forms"
+        "LATERAL (SELECT {t} ~ '{SHORT_TERM_POSIX}' AS short, '%' || {t} || '%' AS pattern, \
+         '{WORD_START_POSIX}' || {t} || '{WORD_END_POSIX}' AS word) forms"
     )
 }
 
