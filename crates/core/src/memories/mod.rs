@@ -18,7 +18,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 pub use engram_base::domain::Kind;
-use engram_base::domain::{Category, TenantId, UserId, ValidationError};
+use engram_base::domain::{Category, TenantId, UserId};
 use engram_base::models::Embedding;
 
 /// How a key reads in a fact's canonical statement: the words a question about it uses,
