@@ -14,10 +14,7 @@ export interface AddedMemory {
    * The new memory, or the existing one it duplicates.
    */
   memory: Memory;
-  /**
-   * `created`, or `duplicate` when an active memory already said the same.
-   */
-  outcome: string;
+  outcome: Outcome;
   /**
    * Same-key memories this one replaced.
    */
@@ -39,6 +36,11 @@ export interface Caller {
    */
   user_id?: string | null;
 }
+
+/**
+ * A memory's category; any other name is refused where it is read.
+ */
+export type Category = "identity" | "personal" | "preference" | "project" | "technical" | "decision" | "event" | "lesson" | "statement" | "relationship" | "health" | "finance" | "other";
 
 export interface Context {
   items: Array<ContextItem>;
@@ -114,7 +116,7 @@ export interface Entity {
   merged_into?: string | null;
   name: string;
   status: EntityStatus;
-  type: string;
+  type: EntityType;
 }
 
 export interface EntityDetail {
@@ -135,6 +137,11 @@ export interface EntityPage {
  * Whether an entity stands, was merged into another, or was deleted.
  */
 export type EntityStatus = "active" | "merged" | "deleted";
+
+/**
+ * What an entity is.
+ */
+export type EntityType = "person" | "project" | "technology" | "organization" | "place" | "product" | "concept" | "other";
 
 /**
  * `{"error": {"code", "message", "field"?}}`: every error engram answers.
@@ -227,14 +234,22 @@ export type Export = Record<string, unknown> & { user_id: string; };
  * `POST /v1/feedback` as the client sends it.
  */
 export interface FeedbackRequest {
-  kind: string;
+  /**
+   * `wrong` (it was never true), `outdated` (no longer true) or `helpful`.
+   */
+  kind: Verdict;
   memory_id: string;
   note?: string | null;
   user_id: string;
 }
 
+/**
+ * What a `graph_history` row records of its entity or relation.
+ */
+export type GraphAction = "created" | "updated" | "merged" | "superseded" | "restored" | "deleted";
+
 export interface GraphChange {
-  action: string;
+  action: GraphAction;
   actor?: string | null;
   after?: unknown;
   before?: unknown;
@@ -302,7 +317,7 @@ export type Kind = "fact" | "insight";
 
 export interface Memory {
   access_count: number;
-  category: string;
+  category: Category;
   confidence: number;
   content: string;
   created_at: string;
@@ -355,7 +370,7 @@ export interface MemoryDetail {
  * An edit (`PATCH /v1/users/{user_id}/memories/{memory_id}`): at least one field.
  */
 export interface MemoryEdit {
-  category?: string | null;
+  category?: Category | null;
   content?: string | null;
   importance?: number | null;
   pinned?: boolean | null;
@@ -373,10 +388,7 @@ export interface MemoryPage {
  * An explicit memory (`POST /v1/users/{user_id}/memories`).
  */
 export interface NewMemoryRequest {
-  /**
-   * One of the memory categories; `statement` when absent.
-   */
-  category?: string | null;
+  category?: Category | null;
   /**
    * What to remember, in a sentence.
    */
@@ -399,6 +411,11 @@ export interface NewMemoryRequest {
    */
   valid_from?: string | null;
 }
+
+/**
+ * Whether adding a memory made one.
+ */
+export type Outcome = "created" | "duplicate";
 
 export interface Paused {
   job: string;
@@ -521,7 +538,7 @@ export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "cancell
  */
 export interface SearchRequest {
   as_of?: string | null;
-  categories?: Array<string> | null;
+  categories?: Array<Category> | null;
   /**
    * A query vector the client computed itself, with the configured dimension.
    */
@@ -530,7 +547,7 @@ export interface SearchRequest {
    * Adds `explanation` to every result: the parts of its score.
    */
   explain?: boolean;
-  kinds?: Array<string> | null;
+  kinds?: Array<ResultKind> | null;
   limit?: number | null;
   min_score?: number | null;
   query?: string;
@@ -708,3 +725,8 @@ export interface UserSummary {
   sessions: number;
   user_id: string;
 }
+
+/**
+ * A client's verdict on a memory it was served.
+ */
+export type Verdict = "wrong" | "outdated" | "helpful";

@@ -66,6 +66,7 @@ pub enum RelationStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
 #[sqlx(type_name = "text", rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
+#[schema(as = GraphAction)]
 pub enum Action {
     Created,
     Updated,
