@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::input::{Int, Page};
+use super::input::{Int, MAX_PAGE, Page};
 use super::{AppState, Error, scopes};
 use crate::{sessions, users};
 use engram_base::auth::Principal;
@@ -128,8 +128,8 @@ pub async fn sessions(
     query: LatestQuery,
 ) -> Result<SessionList, Error> {
     scopes::reach(principal, user)?;
-    let page = Page::<()>::new(query.limit, None, 20)?;
-    let sessions = sessions::latest(&state.db, &principal.tenant, user, page.limit).await?;
+    let limit = Int::within(query.limit, "limit", 20, 1..=MAX_PAGE)?;
+    let sessions = sessions::latest(&state.db, &principal.tenant, user, limit).await?;
     Ok(SessionList { sessions })
 }
 
@@ -141,8 +141,8 @@ pub async fn summaries(
     query: LatestQuery,
 ) -> Result<SummaryList, Error> {
     scopes::reach(principal, user)?;
-    let page = Page::<()>::new(query.limit, None, 20)?;
-    let summaries = sessions::latest_periods(&state.db, &principal.tenant, user, page.limit).await?;
+    let limit = Int::within(query.limit, "limit", 20, 1..=MAX_PAGE)?;
+    let summaries = sessions::latest_periods(&state.db, &principal.tenant, user, limit).await?;
     Ok(SummaryList { summaries })
 }
 
