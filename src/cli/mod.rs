@@ -90,6 +90,11 @@ pub enum Command {
         /// which tier, how deep? ranked out? in the context?), per category.
         #[arg(long, requires = "locomo")]
         diagnose: bool,
+        /// Write every question's candidates (limit 50, every kind), their features and
+        /// whether they are evidence, as JSON lines to this file, for fitting the learned
+        /// ranker (scripts/fit_ranker.py).
+        #[arg(long)]
+        features: Option<PathBuf>,
         /// Results considered per question.
         #[arg(long, default_value_t = 5)]
         k: usize,
@@ -308,7 +313,7 @@ async fn ingest_file(db: &Database, settings: &Settings, file: &PathBuf, tenant:
 #[cfg(feature = "instruments")]
 async fn instruments(command: &Command, settings: &Settings) -> anyhow::Result<()> {
     match command {
-        Command::Eval { scenarios, locomo, diagnose, k, json, llm_url, llm_model, llm_api_key } => {
+        Command::Eval { scenarios, locomo, diagnose, features, k, json, llm_url, llm_model, llm_api_key } => {
             let llm = llm_url.as_ref().map(|url| engram_base::configuration::LlmSettings {
                 provider: engram_base::configuration::LlmProvider::Openai,
                 base_url: Some(url.clone()),
@@ -320,6 +325,7 @@ async fn instruments(command: &Command, settings: &Settings) -> anyhow::Result<(
                 dir: scenarios,
                 locomo: locomo.as_ref(),
                 diagnose: *diagnose,
+                features: features.as_deref(),
                 k: (*k).max(1),
                 json: json.as_deref(),
             };

@@ -95,3 +95,42 @@ async fn a_context_line_says_which_day_a_relative_phrase_in_it_meant() {
     let text = context("when did the hives swarm").await;
     assert!(text.contains("swarmed on the 9th. (for 3 years = since 2022; on the 9th = Wed 9 July 2025)"), "{text}");
 }
+
+#[tokio::test]
+async fn a_reply_that_answers_comes_after_the_turn_it_answers() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest").await;
+    let said = session(
+        &app,
+        &key,
+        "rq",
+        "s-zoo",
+        10,
+        &[
+            ("assistant", "Did you end up taking the kids to the aquarium in Lisbon?"),
+            ("user", "Yes, on Saturday! The jellyfish were the best part."),
+            ("assistant", "Lovely. Anything else planned?"),
+            ("user", "Not really, a quiet week of work ahead."),
+        ],
+    )
+    .await;
+    embedded(&app).await;
+
+    let path = format!(
+        "/v1/users/rq/context?max_tokens=300&query={}",
+        crate::pipeline::urlencode("When did she take the kids to the aquarium?")
+    );
+    let context: Value = app.get_as(&key, &path).await.json().await.unwrap();
+    let relevant: Vec<&str> = context["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["section"] == "relevant")
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    let (question, reply) =
+        (relevant.iter().position(|id| *id == said[0]), relevant.iter().position(|id| *id == said[1]));
+    let text = context["text"].as_str().unwrap();
+    assert!(question.is_some() && reply.is_some(), "the reply and the question it answers: {text}");
+    assert_eq!(question.map(|q| q + 1), reply, "the question just before its reply: {text}");
+}

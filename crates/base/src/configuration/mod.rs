@@ -18,7 +18,7 @@ use serde::Deserialize;
 pub use graph::GraphSettings;
 pub use ingest::{IngestSettings, SENSITIVE_KINDS};
 pub use rerank::RerankSettings;
-pub use search::SearchSettings;
+pub use search::{RankerChoice, SearchSettings};
 pub use sections::*;
 pub use transport::{TelemetrySettings, TlsSettings};
 
@@ -81,6 +81,13 @@ impl Settings {
             && let Some(shipped) = beside_binary("jobs")
         {
             settings.jobs.dir = shipped;
+        }
+        // And its ranker's weights.
+        if settings.search.ranker_file == SearchSettings::default().ranker_file
+            && !settings.search.ranker_file.exists()
+            && let Some(shipped) = beside_binary("ranker")
+        {
+            settings.search.ranker_file = shipped.join("learned.json");
         }
         Ok(settings)
     }
@@ -171,7 +178,6 @@ impl Settings {
             ("search.context_working_share", self.search.context_working_share),
             ("search.context_profile_share", self.search.context_profile_share),
             ("search.context_relations_share", self.search.context_relations_share),
-            ("search.context_min_score", self.search.context_min_score),
         ] {
             if !(0.0..=1.0).contains(&value) {
                 return invalid(key, "must be between 0 and 1");
@@ -183,8 +189,13 @@ impl Settings {
                 "and search.context_working_share must add up to at most 1",
             );
         }
-        if !(0.0..=1.0).contains(&self.search.default_min_score) {
-            return invalid("search.default_min_score", "must be between 0 and 1");
+        for (key, value) in [
+            ("search.default_min_score", self.search.default_min_score),
+            ("search.context_min_score", self.search.context_min_score),
+        ] {
+            if value.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
+                return invalid(key, "must be between 0 and 1");
+            }
         }
         if let Err(err) = engram_language::configured::Patterns::new(&self.corrections.patterns) {
             return invalid("corrections.patterns", &err);

@@ -1,14 +1,30 @@
 //! `[search]` of `engram.toml`: lookups, their ranking across tiers, and the context block.
 
+use std::path::PathBuf;
+
 use serde::Deserialize;
+
+/// How a lookup orders its candidates (`search.ranker`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RankerChoice {
+    /// Weights fitted on labelled evidence, read from `search.ranker_file`; the blend
+    /// when that file cannot be read.
+    #[default]
+    Learned,
+    /// The hand-set blend: relevance × tier × time.
+    Blend,
+}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchSettings {
     pub default_limit: usize,
     pub max_limit: usize,
-    /// Results below this score are dropped; a lookup with none left is a miss.
-    pub default_min_score: f64,
+    /// Results below this score are dropped; a lookup with none left is a miss. Unset:
+    /// the ranker's own (the learned ranker's file names the probability it abstains
+    /// below; the blend's is 0.3).
+    pub default_min_score: Option<f64>,
     pub max_query_chars: usize,
     /// The most candidates taken from each of the vector and the keyword search; a
     /// lookup takes twice its `limit` (at least 10), up to this.
@@ -40,7 +56,12 @@ pub struct SearchSettings {
     pub context_relations_share: f64,
     /// Relevant lines of a context score at least this (lower than `default_min_score`:
     /// a model reading the block can use a weaker match; the hit still counts by that).
-    pub context_min_score: f64,
+    /// Unset: the ranker's own (the blend's is 0.2).
+    pub context_min_score: Option<f64>,
+    pub ranker: RankerChoice,
+    /// The learned ranker's weights; a relative path is found in the working directory,
+    /// and in a release next to the binary.
+    pub ranker_file: PathBuf,
 }
 
 impl Default for SearchSettings {
@@ -48,7 +69,7 @@ impl Default for SearchSettings {
         Self {
             default_limit: 5,
             max_limit: 50,
-            default_min_score: 0.3,
+            default_min_score: None,
             max_query_chars: 2000,
             candidates: 40,
             ef_search: 400,
@@ -63,7 +84,9 @@ impl Default for SearchSettings {
             context_working_share: 0.3,
             context_profile_share: 0.2,
             context_relations_share: 0.15,
-            context_min_score: 0.2,
+            context_min_score: None,
+            ranker: RankerChoice::Learned,
+            ranker_file: PathBuf::from("ranker/learned.json"),
         }
     }
 }

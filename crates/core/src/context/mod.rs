@@ -104,12 +104,11 @@ pub async fn build(
     let relevant = match request.query {
         None => Vec::new(),
         Some(text) => {
-            let query =
-                crate::search::SearchQuery::for_context(user.clone(), text, lookup.settings, lookup.embedder.dims())?;
+            let query = crate::search::SearchQuery::for_context(user.clone(), text, lookup)?;
             lookup.search(tenant, &query).await?
         }
     };
-    let hit = relevant.iter().any(|r| r.score >= lookup.settings.default_min_score);
+    let hit = relevant.iter().any(|r| r.score >= lookup.ranker.min_score(lookup.settings));
     let relations = match request.query {
         Some(text) => relations(lookup, tenant, user, text, &relevant).await?,
         None => Vec::new(),
@@ -120,7 +119,7 @@ pub async fn build(
         }
         _ => (profile, relations),
     };
-    let relevant = relevant.into_iter().map(dated).collect();
+    let relevant = with_questions(db, tenant, user, relevant, lookup).await?;
     let working_budget = (lookup.settings.context_working_share * request.max_tokens as f64).floor() as usize;
     let working = latest_within(working, WORKING_HEADING, working_budget);
     let context = assemble(
@@ -159,7 +158,7 @@ async fn relations(
     let mut scans = lookup.lookups.scan_connection();
     let mut found = crate::search::relations::search(lookup, &mut scans, tenant, &query).await?;
     scans.give_back();
-    found.retain(|r| r.score >= lookup.settings.context_min_score);
+    found.retain(|r| r.score >= lookup.ranker.context_min_score(lookup.settings));
     found.sort_by(|a, b| b.score.total_cmp(&a.score));
     let chains: Vec<(String, String)> = found.into_iter().map(|r| (r.id, r.path.unwrap_or(r.content))).collect();
     Ok(chains
@@ -188,6 +187,67 @@ async fn without_changed(
     tx.commit().await?;
     let stands = |c: &Candidate| c.id.parse().map_or(true, |id| !changed.contains(&id));
     Ok((profile.into_iter().filter(stands).collect(), relations.into_iter().filter(stands).collect()))
+}
+
+/// A reply this short ("Yes, last week!") is shown with the turn it answers.
+const SHORT_REPLY_TOKENS: usize = 16;
+
+/// Replies shown with their question, at most.
+const MAX_QUESTIONS: usize = 5;
+
+/// The relevant results as dated lines, best first: a line that says nothing the lines
+/// before it did not (every word of it among theirs) is left out, and a strong hit that
+/// is a reply — a short turn, or one that holds fewer of the query's words than its
+/// neighbours do — comes after the turn it answers.
+async fn with_questions(
+    db: &engram_base::db::Database,
+    tenant: &TenantId,
+    user: &UserId,
+    relevant: Vec<SearchResult>,
+    lookup: &crate::search::Lookup<'_>,
+) -> Result<Vec<Candidate>, ContextError> {
+    let strong = lookup.ranker.min_score(lookup.settings);
+    let replies: Vec<uuid::Uuid> = relevant
+        .iter()
+        .filter(|r| r.kind == ResultKind::Event && r.score >= strong)
+        .filter(|r| r.parts.own_keyword < r.parts.keyword || estimate_tokens(&r.content) <= SHORT_REPLY_TOKENS)
+        .filter_map(|r| r.id.parse().ok())
+        .take(MAX_QUESTIONS)
+        .collect();
+    let mut before = std::collections::HashMap::new();
+    if !replies.is_empty() {
+        let mut tx = engram_base::db::begin_tenant_tx(&db.read_pool, tenant).await?;
+        before.extend(read::turns_before(&mut tx, tenant, user, &replies).await?);
+        tx.commit().await?;
+    }
+    Ok(ordered(relevant, before))
+}
+
+/// The lines of `relevant`, best first, each reply after the turn `before` it (by its
+/// id), and none whose every word the lines before it hold.
+fn ordered(
+    relevant: Vec<SearchResult>,
+    mut before: std::collections::HashMap<uuid::Uuid, Candidate>,
+) -> Vec<Candidate> {
+    let mut seen_words: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut shown: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut lines = Vec::new();
+    for result in relevant {
+        let words = engram_language::terms::words(&result.content);
+        if !words.is_empty() && words.iter().all(|w| seen_words.contains(w)) {
+            continue;
+        }
+        seen_words.extend(words);
+        let question = result.id.parse::<uuid::Uuid>().ok().and_then(|id| before.remove(&id));
+        if let Some(question) = question.filter(|q| !shown.contains(&q.id)) {
+            shown.insert(question.id.clone());
+            lines.push(question);
+        }
+        if shown.insert(result.id.clone()) {
+            lines.push(dated(result));
+        }
+    }
+    lines
 }
 
 /// Chains the relations section holds at most.
@@ -263,4 +323,35 @@ fn sections(settings: &SearchSettings, max_tokens: usize, lines: Lines) -> Vec<S
 }
 
 const WORKING_HEADING: &str = "## Current conversation";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::Parts;
+
+    fn result(content: &str) -> SearchResult {
+        let id = uuid::Uuid::new_v4();
+        let parts = Parts::summary(0.5, 0.0, None);
+        SearchResult::new(id.to_string(), ResultKind::Event, content.into(), chrono::Utc::now(), vec![id], parts)
+    }
+
+    #[test]
+    fn a_line_that_says_nothing_new_is_left_out_and_a_reply_follows_its_question() {
+        let reply = result("Yes, on Saturday!");
+        let question = Candidate { id: "q".into(), kind: ResultKind::Event, content: "Did you go?".into() };
+        let before = [(reply.id.parse().unwrap(), question)].into_iter().collect();
+        let relevant = vec![
+            result("We adopted a grey cat called Miso."),
+            reply,
+            result("a grey cat called Miso"),
+            result("Miso sleeps all day."),
+        ];
+        let lines: Vec<String> = ordered(relevant, before).into_iter().map(|c| c.content).collect();
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(lines[0].contains("We adopted a grey cat called Miso."));
+        assert_eq!(lines[1], "Did you go?");
+        assert!(lines[2].contains("Yes, on Saturday!"));
+        assert!(lines[3].contains("Miso sleeps all day."), "{lines:?}");
+    }
+}
 const PROFILE_HEADING: &str = "## About the user";

@@ -111,3 +111,36 @@ pub async fn recent_summaries(
             .collect(),
     ))
 }
+
+/// The turn before each of the turns `replies` in its session (the question a reply
+/// answers), as a dated line, by the reply's id.
+pub(super) async fn turns_before(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    replies: &[uuid::Uuid],
+) -> sqlx::Result<Vec<(uuid::Uuid, Candidate)>> {
+    let rows: Vec<(uuid::Uuid, uuid::Uuid, Role, String, DateTime<Utc>)> = sqlx::query_as(
+        "SELECT r.id, p.id, p.role, p.content, p.created_at FROM events r
+           JOIN LATERAL (SELECT e.id, e.role, e.content, e.created_at FROM events e
+                          WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.session_id = r.session_id
+                            AND (e.created_at, e.seq) < (r.created_at, r.seq)
+                          ORDER BY e.created_at DESC, e.seq DESC LIMIT 1) p ON true
+          WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = ANY($3)",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(replies)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(reply, id, role, content, at)| {
+            let content = engram_language::text::visible(&content)?;
+            Some((
+                reply,
+                Candidate { id: id.to_string(), kind: ResultKind::Event, content: said(at, Some(role), &content) },
+            ))
+        })
+        .collect())
+}

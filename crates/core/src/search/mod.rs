@@ -1,9 +1,15 @@
 //! Hybrid search over every tier of memory: facts and insights (semantic memory), raw
-//! turns (episodic memory) and session and period summaries. Each tier's candidates
-//! are its nearest rows by cosine distance (pgvector) and its keyword matches
-//! (PostgreSQL text search, with substring bigrams for CJK), twice the requested
-//! `limit` of each (at least 10, at most `search.candidates`). Every candidate is scored
-//! on one scale:
+//! turns (episodic memory), session and period summaries, and the graph's relations.
+//! Each tier's candidates are its nearest rows by cosine distance (pgvector) and its
+//! keyword matches (PostgreSQL text search, with substring bigrams for CJK), twice the
+//! requested `limit` of each (at least 10, at most `search.candidates`). Every candidate
+//! is then ordered on one scale by the ranker (`search.ranker`, see [`ranker`]):
+//!
+//! - **learned** (the default): the probability that the candidate is evidence for the
+//!   question, from a logistic model over its [`features`] (similarity, keyword share,
+//!   tier and speaker, recency, the question's time and names, …) fitted on labelled
+//!   evidence;
+//! - **blend**: the hand-set scale below.
 //!
 //! ```text
 //! similarity = cosine similarity of query and result embeddings
@@ -28,15 +34,17 @@
 //!                               of the latter (see `crate::graph::retrieve`)
 //! time       = 1, or search.outside_window_weight (0.7) for a result outside the window
 //!              of a time phrase in the query ("last week", "in May", "上周"; see `when`)
-//! score      = relevance × tier × time
+//! blend      = relevance × tier × time
 //! ```
 //!
-//! so decay moves a memory's score by at most 20%: an old but relevant fact still ranks.
+//! so under the blend decay moves a memory's score by at most 20%: an old but relevant
+//! fact still ranks.
 //! Terms and vector are those of the query without the names every memory of the user is
 //! about: their own, and those of the people their sessions are between (see [`names`]).
 //! Scores are absolute (not rank-based like reciprocal rank fusion), which is what
 //! lets `min_score` and the hit/miss metric mean the same thing for every query;
-//! `explain: true` returns each result's parts. Every turn takes one slot: a fact and
+//! `explain: true` returns each result's parts, its features and, learned, each term's
+//! contribution. Every turn takes one slot: a fact and
 //! the turn it came from (or two facts of one turn) never both appear; whichever scores
 //! higher is kept (the fact on a tie), and a fact's `source_event_ids` still name the turn. `since`/`until` filter every tier by when
 //! it happened (a turn's time, a memory's `valid_from`, a summary's span).
@@ -44,10 +52,12 @@
 
 mod events;
 mod facts;
+pub mod features;
 mod lookups;
 mod names;
 pub mod present;
 mod query;
+pub mod ranker;
 pub mod relations;
 mod rerank;
 mod score;
@@ -65,6 +75,7 @@ use engram_base::models::Embedding;
 
 pub use lookups::Lookups;
 pub use query::{SearchError, run};
+pub use ranker::Ranker;
 pub use score::{Explanation, Parts, Tier};
 
 /// `POST /v1/search` as the client sends it.
@@ -187,19 +198,15 @@ pub struct SearchResponse {
 
 impl SearchQuery {
     /// The lookup `/context` makes for `text`: the best facts, insights and raw turns
-    /// down to `search.context_min_score`, as many as a lookup may return (the block
-    /// keeps what fits its budget).
-    pub fn for_context(
-        user: UserId,
-        text: &str,
-        limits: &SearchSettings,
-        dims: usize,
-    ) -> Result<Self, ValidationError> {
+    /// down to the context's floor (`search.context_min_score`, or the ranker's), as
+    /// many as a lookup may return (the block keeps what fits its budget).
+    pub fn for_context(user: UserId, text: &str, lookup: &Lookup<'_>) -> Result<Self, ValidationError> {
+        let limits = lookup.settings;
         let request = SearchRequest {
             user_id: user.clone(),
             query: text.to_owned(),
             limit: Some(limits.max_limit as i64),
-            min_score: Some(limits.context_min_score),
+            min_score: Some(lookup.ranker.context_min_score(limits)),
             categories: None,
             kinds: Some(vec![ResultKind::Fact, ResultKind::Insight, ResultKind::Event]),
             as_of: None,
@@ -208,10 +215,16 @@ impl SearchQuery {
             embedding: None,
             explain: false,
         };
-        Self::parse(request, limits, dims)
+        Self::parse(request, limits, lookup.embedder.dims(), lookup.ranker.min_score(limits))
     }
 
-    pub fn parse(request: SearchRequest, limits: &SearchSettings, dims: usize) -> Result<Self, ValidationError> {
+    /// A request as a lookup; `default_min_score` applies when it names none.
+    pub fn parse(
+        request: SearchRequest,
+        limits: &SearchSettings,
+        dims: usize,
+        default_min_score: f64,
+    ) -> Result<Self, ValidationError> {
         let user = request.user_id;
         let text = request.query.trim().to_owned();
         if text.is_empty() && request.embedding.is_none() {
@@ -227,7 +240,7 @@ impl SearchQuery {
         if !(1..=limits.max_limit as i64).contains(&limit) {
             return Err(ValidationError::new("limit", format!("must be between 1 and {}", limits.max_limit)));
         }
-        let min_score = request.min_score.unwrap_or(limits.default_min_score);
+        let min_score = request.min_score.unwrap_or(default_min_score);
         if !(0.0..=1.0).contains(&min_score) {
             return Err(ValidationError::new("min_score", "must be between 0 and 1"));
         }
@@ -287,6 +300,8 @@ pub struct Lookup<'a> {
     pub access: &'a crate::access::AccessRecorder,
     /// The rerank stage, if one is configured ([`rerank`]).
     pub reranker: Option<&'a engram_base::models::Reranker>,
+    /// How candidates are ordered ([`ranker`]).
+    pub ranker: &'a Ranker,
     pub now: DateTime<Utc>,
 }
 
@@ -311,7 +326,7 @@ mod tests {
     fn request(json: serde_json::Value) -> Result<SearchQuery, ValidationError> {
         let request = serde_path_to_error::deserialize(json)
             .map_err(|err| ValidationError::new(err.path().to_string(), err.inner().to_string()))?;
-        SearchQuery::parse(request, &SearchSettings::default(), 3)
+        SearchQuery::parse(request, &SearchSettings::default(), 3, 0.3)
     }
 
     #[test]

@@ -6,6 +6,8 @@ use uuid::Uuid;
 
 use super::events::EventLookup;
 use super::facts::MemoryLookup;
+use super::features::Asked;
+use super::ranker::Ranker;
 use super::relations::{self, RelationQuery};
 use super::{Lookup, SearchQuery, SearchResult, present, rerank, score, summaries};
 use engram_base::configuration::SearchSettings;
@@ -83,7 +85,9 @@ pub async fn run(
             results.extend(summaries::search(conn, table, tenant, query, &vector, &terms, settings).await?);
         }
     }
-    score_all(&mut results, query, settings, window);
+    let asked = Asked::new(&query.text, window, now);
+    let ranker = lookup.ranker;
+    score_all(&mut results, query, ranker, settings, &asked);
     if query.relations {
         let from_events: Vec<Uuid> = results
             .iter()
@@ -101,7 +105,7 @@ pub async fn run(
             window,
         };
         let mut reached = relations::search(lookup, &mut scans, tenant, &relation_query).await?;
-        score_all(&mut reached, query, settings, window);
+        score_all(&mut reached, query, ranker, settings, &asked);
         results.extend(reached);
         sort(&mut results);
     }
@@ -123,19 +127,16 @@ pub async fn run(
     Ok(results)
 }
 
-/// Scores `results` on the one scale, best first; those under `min_score` are dropped
+/// Scores `results` by the ranker, best first; those under `min_score` are dropped
 /// once every result is scored.
 fn score_all(
     results: &mut [SearchResult],
     query: &SearchQuery,
+    ranker: &Ranker,
     settings: &SearchSettings,
-    window: Option<when::Window>,
+    asked: &Asked,
 ) {
-    for result in results.iter_mut() {
-        let explanation = result.parts.explain(settings, window);
-        result.score = explanation.score();
-        result.explanation = query.explain.then_some(explanation);
-    }
+    score::rank(results, ranker, settings, asked, query.explain);
     sort(results);
 }
 

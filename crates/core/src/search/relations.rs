@@ -91,9 +91,13 @@ pub async fn search(
     };
     let terms = engram_language::terms::terms(&asked);
     let weights = engram_language::terms::normalised(terms.weights.iter().copied());
-    let scored =
-        scored(&reached, &terms.all, &weights, settings, |parts| parts.explain(lookup.settings, query.window).score());
-    Ok(described(scored, query.keep, &reached))
+    let question = super::features::Asked::new(query.text, query.window, lookup.now);
+    let mut results = described(&reached, &terms.all, &weights, settings);
+    super::score::rank(&mut results, lookup.ranker, lookup.settings, &question, false);
+    // As the lookup ranks its results: a tie goes to the most recent.
+    results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.updated_at.cmp(&a.updated_at)));
+    results.truncate(query.keep);
+    Ok(results)
 }
 
 /// What a relation's keyword share is counted in, lowercased, into `text`: its line
@@ -136,47 +140,25 @@ fn keyword_share(terms: &[String], weights: &[f64], lower: &str) -> f64 {
         .sum()
 }
 
-/// Each relation reached with its parts and its score (by `score`), best first.
-fn scored<'r>(
-    reached: &'r [Reached],
-    terms: &[String],
-    weights: &[f64],
-    settings: &GraphSettings,
-    score: impl Fn(&Parts) -> f64,
-) -> Vec<(&'r Reached, Parts, f64)> {
+/// Every relation `reached` as a search result with the parts of its score: content the
+/// relation's line, `fact` the sentence that states it, `path` the chain from the seed
+/// (through any relation `reached`).
+fn described(reached: &[Reached], terms: &[String], weights: &[f64], settings: &GraphSettings) -> Vec<SearchResult> {
+    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
     let mut text = String::new();
-    let mut scored: Vec<(&Reached, Parts, f64)> = reached
+    reached
         .iter()
         .map(|r| {
             match_text(r, &mut text);
             let keyword = keyword_share(terms, weights, &text);
             let graph = r.weight * settings.hop_decay.powi(r.hop - 1);
             let parts = Parts::relation(r.similarity, keyword, graph, r.hop, settings.relation_weight, r.valid_from);
-            let score = score(&parts);
-            (r, parts, score)
-        })
-        .collect();
-    // As the lookup ranks its results: a tie goes to the most recent.
-    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| b.0.updated_at.cmp(&a.0.updated_at)));
-    scored
-}
-
-/// The best `keep` of the `scored` relations as search results: content the relation's
-/// line, `fact` the sentence that states it, `path` the chain from the seed (through
-/// any relation `reached`).
-fn described(scored: Vec<(&Reached, Parts, f64)>, keep: usize, reached: &[Reached]) -> Vec<SearchResult> {
-    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
-    scored
-        .into_iter()
-        .take(keep)
-        .map(|(r, parts, score)| {
             let content = retrieve::relation_line(r);
             let sources = r.source_event_ids.clone();
             SearchResult {
                 category: Some(r.predicate.clone()),
                 fact: Some(r.fact.clone()),
                 path: Some(retrieve::chain(r, &all)),
-                score,
                 ..SearchResult::new(r.id.to_string(), ResultKind::Relation, content, r.updated_at, sources, parts)
             }
         })

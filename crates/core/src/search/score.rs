@@ -8,6 +8,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::SearchResult;
+use super::features::{Among, Asked, Features};
+use super::ranker::{Contribution, Ranker};
 use engram_base::configuration::SearchSettings;
 use engram_base::domain::{ResultKind, Role};
 use engram_language::when;
@@ -40,15 +42,37 @@ pub struct Explanation {
     /// The time phrase window, when the query has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<[DateTime<Utc>; 2]>,
-    /// How they combine: `score = relevance × tier × time`.
+    /// The blend's score, `relevance × tier × time`.
+    pub blend: f64,
+    /// The ranker that made the result's score: `learned` or `blend`.
+    pub ranker: &'static str,
+    /// How the score is made.
     pub formula: &'static str,
+    /// What the learned ranker weighs ([`Features`]).
+    pub features: Features,
+    /// The learned ranker's bias (its log-odds with every feature 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bias: Option<f64>,
+    /// Each of the learned ranker's terms: its value, weight and contribution to the
+    /// log-odds, the largest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contributions: Option<Vec<Contribution>>,
 }
+
+/// The blend's formula.
+const BLEND: &str = "score = relevance × tier × time; relevance = 1 − (1 − max(similarity, 0)) × (1 − keyword)";
+
+/// The learned ranker's formula.
+const LEARNED: &str = "score = 1 / (1 + exp(−(bias + Σ weight × value)))";
 
 /// The parts of a result's score as its tier's SQL returns them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Parts {
     pub similarity: f64,
     pub keyword: f64,
+    /// The share of the query's terms the result holds itself: a turn's `keyword` also
+    /// counts half of those only its neighbours hold.
+    pub own_keyword: f64,
     /// Facts and insights: the decay score.
     pub decay: Option<f64>,
     /// Relations: how strongly the walk reached it, and in how many hops.
@@ -76,21 +100,23 @@ pub enum Tier {
 impl Parts {
     pub fn memory(similarity: f64, keyword: f64, decay: f64, valid_from: DateTime<Utc>) -> Self {
         let span = Some((valid_from, valid_from));
-        Self { similarity, keyword, decay: Some(decay), graph: None, span, tier: Tier::Memory }
+        Self { similarity, keyword, own_keyword: keyword, decay: Some(decay), graph: None, span, tier: Tier::Memory }
     }
 
-    pub fn event(similarity: f64, keyword: f64, at: DateTime<Utc>, role: Role) -> Self {
+    /// A turn: `keyword` counts its neighbours' terms, `own_keyword` only its own.
+    pub fn event(similarity: f64, (keyword, own_keyword): (f64, f64), at: DateTime<Utc>, role: Role) -> Self {
         let tier = Tier::Event { own: role == Role::User };
-        Self { similarity, keyword, decay: None, graph: None, span: Some((at, at)), tier }
+        Self { similarity, keyword, own_keyword, decay: None, graph: None, span: Some((at, at)), tier }
     }
 
     pub fn relation(similarity: f64, keyword: f64, graph: f64, hop: i32, weight: f64, since: DateTime<Utc>) -> Self {
         let tier = Tier::Relation { weight };
-        Self { similarity, keyword, decay: None, graph: Some((graph, hop)), span: Some((since, since)), tier }
+        let graph = Some((graph, hop));
+        Self { similarity, keyword, own_keyword: keyword, decay: None, graph, span: Some((since, since)), tier }
     }
 
     pub fn summary(similarity: f64, keyword: f64, span: Option<(DateTime<Utc>, DateTime<Utc>)>) -> Self {
-        Self { similarity, keyword, decay: None, graph: None, span, tier: Tier::Summary }
+        Self { similarity, keyword, own_keyword: keyword, decay: None, graph: None, span, tier: Tier::Summary }
     }
 
     /// The result's explanation, whose `relevance × tier × time` is its score.
@@ -118,9 +144,45 @@ impl Parts {
             tier,
             time: if inside { 1.0 } else { settings.outside_window_weight },
             window: window.map(|w| [w.since, w.until]),
-            formula: "score = relevance × tier × time; relevance = 1 − (1 − max(similarity, 0)) × (1 − keyword)",
+            blend: 0.0,
+            ranker: "blend",
+            formula: BLEND,
+            features: Features::default(),
+            bias: None,
+            contributions: None,
         }
     }
+}
+
+/// Scores `results` by `ranker` for the question `asked`, each with its explanation.
+pub fn rank(results: &mut [SearchResult], ranker: &Ranker, settings: &SearchSettings, asked: &Asked, explain: bool) {
+    let among = super::features::among(results);
+    for (result, among) in results.iter_mut().zip(among) {
+        let explanation = rank_one(result, ranker, settings, asked, among);
+        result.score = explanation.score();
+        result.explanation = explain.then_some(explanation);
+    }
+}
+
+/// Scores one result, `among` the others, and returns how (its explanation).
+fn rank_one(
+    result: &SearchResult,
+    ranker: &Ranker,
+    settings: &SearchSettings,
+    asked: &Asked,
+    among: Among,
+) -> Explanation {
+    let mut explanation = result.parts.explain(settings, asked.window);
+    explanation.blend = explanation.relevance * explanation.tier * explanation.time;
+    explanation.features = Features::of(result, asked, among);
+    if let Ranker::Learned(model) = ranker {
+        let (bias, contributions) = model.contributions(&explanation.features);
+        explanation.ranker = "learned";
+        explanation.formula = LEARNED;
+        explanation.bias = Some(bias);
+        explanation.contributions = Some(contributions);
+    }
+    explanation
 }
 
 /// Meaning and words as two pieces of evidence that a result is relevant, either of
@@ -133,8 +195,15 @@ fn relevance(similarity: f64, keyword: f64) -> f64 {
 }
 
 impl Explanation {
+    /// The score its ranker gives.
     pub fn score(&self) -> f64 {
-        self.relevance * self.tier * self.time
+        match (&self.bias, &self.contributions) {
+            (Some(bias), Some(terms)) => {
+                let z = bias + terms.iter().map(|t| t.contribution).sum::<f64>();
+                1.0 / (1.0 + (-z).exp())
+            }
+            _ => self.relevance * self.tier * self.time,
+        }
     }
 }
 
@@ -194,9 +263,9 @@ mod tests {
         let day =
             |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 5, d).unwrap().and_hms_opt(12, 0, 0).unwrap().and_utc();
         let window = when::Window { since: day(10), until: day(17) };
-        let inside = Parts::event(0.6, 0.5, day(12), Role::User).explain(&settings, Some(window));
-        let outside = Parts::event(0.6, 0.5, day(3), Role::User).explain(&settings, Some(window));
-        let theirs = Parts::event(0.6, 0.5, day(12), Role::Assistant).explain(&settings, Some(window));
+        let inside = Parts::event(0.6, (0.5, 0.5), day(12), Role::User).explain(&settings, Some(window));
+        let outside = Parts::event(0.6, (0.5, 0.5), day(3), Role::User).explain(&settings, Some(window));
+        let theirs = Parts::event(0.6, (0.5, 0.5), day(12), Role::Assistant).explain(&settings, Some(window));
         assert!((theirs.score() / inside.score() - settings.other_turn_weight).abs() < 1e-9);
         assert_eq!(inside.time, 1.0);
         assert!((outside.score() / inside.score() - settings.outside_window_weight).abs() < 1e-9);

@@ -16,7 +16,8 @@ use engram_base::domain::{ResultKind, SessionId, UserId};
 pub async fn search(state: &AppState, principal: &Principal, request: SearchRequest) -> Result<SearchResponse, Error> {
     let started = Instant::now();
     scopes::reach(principal, &request.user_id)?;
-    let query = SearchQuery::parse(request, &state.settings.search, state.embedder.dims())?;
+    let settings = &state.settings.search;
+    let query = SearchQuery::parse(request, settings, state.embedder.dims(), state.ranker.min_score(settings))?;
     let results = state.lookup().search(&principal.tenant, &query).await?;
     if query.relations {
         state.metrics.graph_walks.inc();

@@ -27,6 +27,8 @@ pub struct AppState {
     pub llm: Option<Arc<Llm>>,
     /// The rerank stage's endpoint, when `rerank.url` names one.
     pub reranker: Option<engram_base::models::Reranker>,
+    /// How lookups order their candidates (`search.ranker`), read once at start.
+    pub ranker: crate::search::Ranker,
     pub access: Arc<AccessRecorder>,
     /// Embeds the events this process stores, in the background.
     pub vectors: crate::ingest::vectors::EventVectors,
@@ -66,6 +68,7 @@ impl AppState {
         };
         Ok(Self {
             reranker,
+            ranker: crate::search::Ranker::from_settings(&settings.search),
             limits: engram_base::auth::RateLimits::new(settings.server.rate_limit),
             graph: crate::graph::Graph::new(&settings.graph),
             vectors: crate::ingest::vectors::EventVectors::start(db.clone(), embedder.clone()),
@@ -95,6 +98,7 @@ impl AppState {
             graph: &self.graph,
             access: &self.access,
             reranker: self.reranker.as_ref(),
+            ranker: &self.ranker,
             now: self.clock.now(),
         }
     }

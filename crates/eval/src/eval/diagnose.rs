@@ -130,8 +130,9 @@ pub fn sources(found: &Value) -> Vec<Vec<Uuid>> {
         .collect()
 }
 
-/// The turns a context shows: its turns, and the sources of its facts and insights.
-async fn shown(harness: &Harness, items: &[(String, String)]) -> anyhow::Result<HashSet<Uuid>> {
+/// The turns a context shows: its turns, and the sources of its facts, insights and
+/// relations.
+pub(super) async fn shown(harness: &Harness, items: &[(String, String)]) -> anyhow::Result<HashSet<Uuid>> {
     let ids = |wanted: &dyn Fn(&str) -> bool| -> Vec<Uuid> {
         items.iter().filter(|(_, kind)| wanted(kind)).filter_map(|(id, _)| id.parse().ok()).collect()
     };
@@ -142,6 +143,15 @@ async fn shown(harness: &Harness, items: &[(String, String)]) -> anyhow::Result<
             .bind(&memories)
             .fetch_all(&harness.db.pool)
             .await?,
+    );
+    let relations = ids(&|kind| kind == "relation");
+    shown.extend(
+        sqlx::query_scalar::<_, Uuid>(
+            "SELECT DISTINCT s FROM relations, unnest(source_event_ids) s WHERE id = ANY($1)",
+        )
+        .bind(&relations)
+        .fetch_all(&harness.db.pool)
+        .await?,
     );
     Ok(shown)
 }

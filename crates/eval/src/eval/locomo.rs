@@ -26,11 +26,16 @@ const JOBS: &[&str] = &["embed_events", "extract_facts", "summarize_sessions", "
 /// The tenant the conversations are stored in.
 pub const TENANT: &str = "locomo";
 
-/// Evidence recall at 5 and 10, answer in context at 256 and 1,024 tokens.
-type Figures = [f64; 4];
+/// Every kind a lookup can return: a client's lookup asks for all of them.
+pub const EVERY_KIND: [&str; 6] = ["fact", "insight", "event", "session_summary", "period_summary", "relation"];
 
-/// With `diagnose`, also where each question's evidence is lost ([`diagnose`]).
-pub async fn run(settings: &Settings, file: &Path, diagnose: bool) -> anyhow::Result<Value> {
+/// Evidence recall at 5 and 10, answer in context at 256 and 1,024 tokens, evidence in
+/// context at 256 and 1,024 tokens.
+type Figures = [f64; 6];
+
+/// With `diagnose`, also where each question's evidence is lost ([`diagnose`]); with
+/// `features`, every question's candidates written there ([`super::features`]).
+pub async fn run(settings: &Settings, file: &Path, diagnose: bool, features: Option<&Path>) -> anyhow::Result<Value> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let samples: Vec<Value> = serde_json::from_str(&text)
         .with_context(|| format!("{} is not LoCoMo JSON (an array of samples)", file.display()))?;
@@ -39,6 +44,8 @@ pub async fn run(settings: &Settings, file: &Path, diagnose: bool) -> anyhow::Re
     let mut transcript_figures: BTreeMap<&str, BTreeMap<String, Vec<Figures>>> = BTreeMap::new();
     let mut questions = Vec::new();
     let mut traces: BTreeMap<String, Vec<diagnose::Trace>> = BTreeMap::new();
+    let mut features = features.map(super::features::Features::create).transpose()?;
+    let mut previous: Option<(String, Vec<(String, String)>)> = None;
     for (n, sample) in samples.iter().enumerate() {
         let id = sample["sample_id"].as_str().map(str::to_owned).unwrap_or_else(|| format!("sample{n}"));
         eprintln!("eval: LoCoMo {id}");
@@ -51,9 +58,41 @@ pub async fn run(settings: &Settings, file: &Path, diagnose: bool) -> anyhow::Re
         let jobs: Vec<String> = JOBS.iter().map(|j| (*j).to_owned()).collect();
         harness.run_jobs(&jobs, &engram_core::jobs::Scope::all(), end).await?;
         harness.clock.set(end);
-        for qa in sample["qa"].as_array().into_iter().flatten() {
-            let Some(category) = qa["category"].as_i64().filter(|c| (1..=4).contains(c)) else { continue };
+        for (n, qa) in sample["qa"].as_array().into_iter().flatten().enumerate() {
             let question = qa["question"].as_str().unwrap_or_default();
+            if let (Some(out), Some(category)) = (features.as_mut(), qa["category"].as_i64()) {
+                let evidence: Vec<String> = qa["evidence"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .collect();
+                let user = asked(&speakers, question);
+                let question = super::features::Question {
+                    id: format!("{id}/{n}"),
+                    sample: &id,
+                    category,
+                    user,
+                    text: question,
+                    evidence: super::features::Evidence::Turns(&evidence),
+                };
+                out.write(&harness, &question).await?;
+                // Asked of the conversation before, it has no answer there.
+                if let Some((before, their_speakers)) = &previous
+                    && (1..=4).contains(&category)
+                {
+                    let question = super::features::Question {
+                        id: format!("{before}/elsewhere/{id}/{n}"),
+                        sample: before,
+                        category: 0,
+                        user: &their_speakers[0].1,
+                        text: question.text,
+                        evidence: super::features::Evidence::Turns(&[]),
+                    };
+                    out.write(&harness, &question).await?;
+                }
+            }
+            let Some(category) = qa["category"].as_i64().filter(|c| (1..=4).contains(c)) else { continue };
             let answer = match &qa["answer"] {
                 Value::String(s) => s.clone(),
                 Value::Null => continue,
@@ -68,7 +107,8 @@ pub async fn run(settings: &Settings, file: &Path, diagnose: bool) -> anyhow::Re
             let mut row = json!({"sample": id, "category": category, "user": user, "question": question,
                                  "answer": answer, "evidence": evidence, "evidence_recall_at_5": figures[0],
                                  "evidence_recall_at_10": figures[1], "answer_in_context_256": figures[2],
-                                 "answer_in_context_1024": figures[3], "context_1024": asked.context});
+                                 "answer_in_context_1024": figures[3], "evidence_in_context_256": figures[4],
+                                 "evidence_in_context_1024": figures[5], "context_1024": asked.context});
             if diagnose {
                 let served = diagnose::Served { top: &asked.top, context: &asked.items };
                 let found =
@@ -84,6 +124,10 @@ pub async fn run(settings: &Settings, file: &Path, diagnose: bool) -> anyhow::Re
                 transcript_figures.entry(retriever).or_default().entry(category.to_string()).or_default().push(figures);
             }
         }
+        previous = Some((id.clone(), speakers.clone()));
+    }
+    if let Some(out) = features {
+        out.finish()?;
     }
     let mut retrievers = serde_json::Map::new();
     retrievers.insert("engram".into(), summarize_categories(&engram));
@@ -106,7 +150,8 @@ fn summarize_categories(per_category: &BTreeMap<String, Vec<Figures>>) -> Value 
         let mean =
             |i: usize| if rows.is_empty() { 0.0 } else { rows.iter().map(|r| r[i]).sum::<f64>() / rows.len() as f64 };
         json!({"questions": rows.len(), "evidence_recall_at_5": mean(0), "evidence_recall_at_10": mean(1),
-               "answer_in_context_256": mean(2), "answer_in_context_1024": mean(3)})
+               "answer_in_context_256": mean(2), "answer_in_context_1024": mean(3),
+               "evidence_in_context_256": mean(4), "evidence_in_context_1024": mean(5)})
     };
     let all: Vec<Figures> = per_category.values().flatten().copied().collect();
     let categories: serde_json::Map<String, Value> =
@@ -213,7 +258,7 @@ async fn ask(
     let found = harness
         .post(
             "/v1/search",
-            &json!({"user_id": user, "query": question, "limit": 10, "min_score": 0.0, "kinds": ["fact", "insight", "event"]}),
+            &json!({"user_id": user, "query": question, "limit": 10, "min_score": 0.0, "kinds": EVERY_KIND}),
         )
         .await?;
     let results: Vec<Vec<Uuid>> = found["results"]
@@ -240,7 +285,7 @@ async fn ask(
             results.iter().take(k).flat_map(|s| s.iter().filter_map(|id| dia.get(id).map(String::as_str))).collect();
         recall(evidence, &found)
     };
-    let (mut in_context, mut text, mut items) = ([0.0; 2], String::new(), Vec::new());
+    let (mut in_context, mut evidence_in, mut text, mut items) = ([0.0; 2], [0.0; 2], String::new(), Vec::new());
     for (slot, tokens) in [256, 1024].into_iter().enumerate() {
         let query = url_encode(question);
         let context = harness.get(&format!("/v1/users/{user}/context?query={query}&max_tokens={tokens}")).await?;
@@ -254,10 +299,25 @@ async fn ask(
             })
             .collect();
         in_context[slot] = answer_in(&text, answer);
+        evidence_in[slot] = evidence_shown(harness, &items, evidence).await?;
     }
     harness.flush_access().await?;
-    let figures = [recall_at(5), recall_at(10), in_context[0], in_context[1]];
+    let figures = [recall_at(5), recall_at(10), in_context[0], in_context[1], evidence_in[0], evidence_in[1]];
     Ok(Asked { figures, context: text, items, top: results })
+}
+
+/// The share of `evidence` (dia ids) a context's `items` show, as turns or as what was
+/// taken from them.
+async fn evidence_shown(harness: &Harness, items: &[(String, String)], evidence: &[String]) -> anyhow::Result<f64> {
+    let shown: Vec<Uuid> = diagnose::shown(harness, items).await?.into_iter().collect();
+    let dia: Vec<String> = sqlx::query_scalar::<_, String>(
+        "SELECT metadata ->> 'dia_id' FROM events WHERE id = ANY($1) AND metadata ? 'dia_id'",
+    )
+    .bind(&shown)
+    .fetch_all(&harness.db.pool)
+    .await?;
+    let found: Vec<&str> = dia.iter().map(String::as_str).collect();
+    Ok(recall(evidence, &found))
 }
 
 fn url_encode(text: &str) -> String {

@@ -5,6 +5,7 @@
 //! Scenario files are described in `eval/README.md`; `--locomo FILE` reads LoCoMo.
 
 mod diagnose;
+mod features;
 mod locomo;
 mod scenario;
 mod score;
@@ -239,6 +240,8 @@ pub struct Run<'a> {
     pub locomo: Option<&'a PathBuf>,
     /// With `locomo`: where each question's evidence is lost, too.
     pub diagnose: bool,
+    /// Where to write each question's candidates and their features.
+    pub features: Option<&'a Path>,
     /// Results considered per question.
     pub k: usize,
     pub json: Option<&'a Path>,
@@ -249,8 +252,8 @@ pub struct Run<'a> {
 pub async fn run(settings: &Settings, run: &Run<'_>, llm: Option<LlmSettings>) -> anyhow::Result<()> {
     let measure = |settings: Settings| async move {
         match run.locomo {
-            Some(file) => locomo::run(&settings, file, run.diagnose).await,
-            None => scenario::run_all(&settings, run.dir, run.k).await,
+            Some(file) => locomo::run(&settings, file, run.diagnose, run.features).await,
+            None => scenario::run_all(&settings, run.dir, run.k, run.features).await,
         }
     };
     let report = match llm {
@@ -280,22 +283,32 @@ pub async fn run(settings: &Settings, run: &Run<'_>, llm: Option<LlmSettings>) -
 fn print_report(report: &Value) {
     if let Some(retrievers) = report["locomo"]["retrievers"].as_object() {
         println!(
-            "{:<18} {:<9} {:>9} {:>9} {:>9} {:>10} {:>11}",
-            "retriever", "category", "questions", "recall@5", "recall@10", "answer@256", "answer@1024"
+            "{:<18} {:<9} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12} {:>13}",
+            "retriever",
+            "category",
+            "questions",
+            "recall@5",
+            "recall@10",
+            "answer@256",
+            "answer@1024",
+            "evidence@256",
+            "evidence@1024"
         );
         for (name, figures) in retrievers {
             let rows = figures["categories"].as_object().into_iter().flatten().map(|(c, v)| (c.as_str(), v));
             for (category, v) in rows.chain([("overall", &figures["overall"])]) {
                 let f = |field: &str| format!("{:.3}", v[field].as_f64().unwrap_or(0.0));
                 println!(
-                    "{:<18} {:<9} {:>9} {:>9} {:>9} {:>10} {:>11}",
+                    "{:<18} {:<9} {:>9} {:>9} {:>9} {:>10} {:>11} {:>12} {:>13}",
                     name,
                     category,
                     v["questions"],
                     f("evidence_recall_at_5"),
                     f("evidence_recall_at_10"),
                     f("answer_in_context_256"),
-                    f("answer_in_context_1024")
+                    f("answer_in_context_1024"),
+                    f("evidence_in_context_256"),
+                    f("evidence_in_context_1024")
                 );
             }
         }

@@ -85,7 +85,9 @@ pub fn load(path: &Path) -> anyhow::Result<Scenario> {
     Ok(scenario)
 }
 
-pub async fn run_all(settings: &Settings, dir: &Path, k: usize) -> anyhow::Result<Value> {
+/// Every scenario of `dir`; with `features`, every question's candidates written there
+/// ([`super::features`]).
+pub async fn run_all(settings: &Settings, dir: &Path, k: usize, features: Option<&Path>) -> anyhow::Result<Value> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -95,14 +97,18 @@ pub async fn run_all(settings: &Settings, dir: &Path, k: usize) -> anyhow::Resul
     anyhow::ensure!(!paths.is_empty(), "no scenario files (*.json) in {}", dir.display());
     let scenarios: Vec<Scenario> = paths.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
     let harness = Harness::start(settings, "eval").await?;
+    let mut features = features.map(super::features::Features::create).transpose()?;
     let mut by_category: BTreeMap<String, Vec<Outcome>> = BTreeMap::new();
     let mut details = Vec::new();
     for (n, scenario) in scenarios.iter().enumerate() {
         eprintln!("eval: {}", scenario.name);
-        for (category, outcome, detail) in run_one(&harness, scenario, &format!("s{n}"), k).await? {
+        for (category, outcome, detail) in run_one(&harness, scenario, &format!("s{n}"), k, features.as_mut()).await? {
             by_category.entry(category).or_default().push(outcome);
             details.push(detail);
         }
+    }
+    if let Some(out) = features {
+        out.finish()?;
     }
     let (events, kept) = harness.compression().await?;
     let extra = json!({
@@ -124,6 +130,7 @@ pub async fn run_one(
     scenario: &Scenario,
     prefix: &str,
     k: usize,
+    mut features: Option<&mut super::features::Features>,
 ) -> anyhow::Result<Vec<(String, Outcome, Value)>> {
     let tenant = format!("eval-{prefix}");
     let key = harness.key_for(&tenant).await?;
@@ -155,7 +162,19 @@ pub async fn run_one(
     harness.run_jobs(&scenario.jobs_at_end, &scope, ask_at).await?;
     harness.clock.set(ask_at);
     let mut outcomes = Vec::new();
-    for q in &scenario.questions {
+    for (n, q) in scenario.questions.iter().enumerate() {
+        if let Some(out) = features.as_deref_mut() {
+            let user = format!("{prefix}-{}", q.user);
+            let question = super::features::Question {
+                id: format!("{}/{n}", scenario.name),
+                sample: &format!("scenario: {}", scenario.name),
+                category: if q.expect_no_hit { 0 } else { -1 },
+                user: &user,
+                text: &q.query,
+                evidence: super::features::Evidence::Texts(&q.expected),
+            };
+            out.write_as(harness, &key, &tenant, &question).await?;
+        }
         // What an agent gets by default: facts and insights.
         let found = harness
             .post_as(

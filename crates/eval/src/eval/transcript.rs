@@ -97,15 +97,16 @@ impl Transcript {
         scored.into_iter().map(|(_, i)| i).collect()
     }
 
-    /// Evidence recall at 5 and 10, and the answer within 256 and 1,024 tokens of the
-    /// ranked turns as dated lines.
-    pub fn score(&self, ranked: &[usize], answer: &str, evidence: &[String]) -> [f64; 4] {
+    /// Evidence recall at 5 and 10, the answer within 256 and 1,024 tokens of the ranked
+    /// turns as dated lines, and the evidence within them.
+    pub fn score(&self, ranked: &[usize], answer: &str, evidence: &[String]) -> [f64; 6] {
         let recall_at = |k: usize| {
             let top: Vec<&str> = ranked.iter().take(k).map(|&i| self.turns[i].dia_id.as_str()).collect();
             super::score::recall(evidence, &top)
         };
         let in_context = |budget: usize| {
             let mut text = String::new();
+            let mut shown = Vec::new();
             let mut used = 0;
             for &i in ranked {
                 let line = format!("- {}", engram_language::text::dated(self.turns[i].at, &self.turns[i].line));
@@ -116,10 +117,12 @@ impl Transcript {
                 used += tokens;
                 text.push_str(&line);
                 text.push('\n');
+                shown.push(self.turns[i].dia_id.as_str());
             }
-            super::score::answer_in(&text, answer)
+            (super::score::answer_in(&text, answer), super::score::recall(evidence, &shown))
         };
-        [recall_at(5), recall_at(10), in_context(256), in_context(1024)]
+        let ((answer_256, evidence_256), (answer_1024, evidence_1024)) = (in_context(256), in_context(1024));
+        [recall_at(5), recall_at(10), answer_256, answer_1024, evidence_256, evidence_1024]
     }
 }
 

@@ -23,9 +23,11 @@ use regex::{Regex, RegexSet};
 use std::sync::LazyLock;
 
 mod annotate;
+mod asked;
 pub mod present;
 pub mod written;
 pub use annotate::annotate;
+pub use asked::{asks_when, says_when};
 
 /// A window of time, `[since, until)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

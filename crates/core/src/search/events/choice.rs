@@ -43,9 +43,10 @@ impl From<TurnRow> for Turn {
 }
 
 impl Turn {
-    pub fn result(self, keyword: f64) -> SearchResult {
+    /// The turn as a result: `keyword` its share counting its neighbours', `own` its own.
+    pub fn result(self, (keyword, own): (f64, f64)) -> SearchResult {
         let Turn { id, content, created_at, role, session_id, similarity, .. } = self;
-        let parts = Parts::event(similarity, keyword, created_at, role);
+        let parts = Parts::event(similarity, (keyword, own), created_at, role);
         SearchResult {
             created_at: Some(created_at),
             role: Some(role),
@@ -165,8 +166,9 @@ pub fn choose(
         }
     }
     let beside = |i: usize| [prev[i], next[i]].into_iter().flatten().fold(0, |acc, j| acc | held[j]);
-    let shares: Vec<Option<f64>> =
-        (0..n).map(|i| (chosen[i] && inside[i]).then(|| terms.share(held[i], beside(i)))).collect();
+    let shares: Vec<Option<(f64, f64)>> = (0..n)
+        .map(|i| (chosen[i] && inside[i]).then(|| (terms.share(held[i], beside(i)), terms.share(held[i], 0))))
+        .collect();
     turns.into_iter().zip(shares).filter_map(|(turn, share)| share.map(|s| turn.result(s))).collect()
 }
 

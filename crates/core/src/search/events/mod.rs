@@ -245,7 +245,7 @@ impl<'a> EventLookup<'a> {
                     let turn = Turn::from((id, content, created_at, seq, role, session_id, similarity, lexemes));
                     let own = terms.held(turn.lexemes.as_deref(), &turn.content);
                     let keyword = terms.share(own, held(before, before_lexemes) | held(after, after_lexemes));
-                    turn.result(keyword)
+                    turn.result((keyword, terms.share(own, 0)))
                 },
             )
             .collect()
