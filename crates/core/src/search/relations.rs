@@ -92,11 +92,18 @@ pub async fn search(
     let terms = engram_language::terms::terms(&asked);
     let weights = engram_language::terms::normalised(terms.weights.iter().copied());
     let question = super::features::Asked::new(query.text, query.window, lookup.now);
-    let mut results = described(&reached, &terms.all, &weights, settings);
+    let mut results = scored(&reached, &terms.all, &weights, settings);
     super::score::rank(&mut results, lookup.ranker, lookup.settings, &question, false);
     // As the lookup ranks its results: a tie goes to the most recent.
     results.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.updated_at.cmp(&a.updated_at)));
     results.truncate(query.keep);
+    // Only what is kept is described with its chain.
+    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
+    for result in results.iter_mut() {
+        if let Some(r) = result.id.parse().ok().and_then(|id: Uuid| all.get(&id)) {
+            result.path = Some(retrieve::chain(r, &all));
+        }
+    }
     Ok(results)
 }
 
@@ -141,10 +148,8 @@ fn keyword_share(terms: &[String], weights: &[f64], lower: &str) -> f64 {
 }
 
 /// Every relation `reached` as a search result with the parts of its score: content the
-/// relation's line, `fact` the sentence that states it, `path` the chain from the seed
-/// (through any relation `reached`).
-fn described(reached: &[Reached], terms: &[String], weights: &[f64], settings: &GraphSettings) -> Vec<SearchResult> {
-    let all: HashMap<Uuid, &Reached> = reached.iter().map(|r| (r.id, r)).collect();
+/// relation's line, `fact` the sentence that states it (its chain is added once it is kept).
+fn scored(reached: &[Reached], terms: &[String], weights: &[f64], settings: &GraphSettings) -> Vec<SearchResult> {
     let mut text = String::new();
     reached
         .iter()
@@ -158,7 +163,6 @@ fn described(reached: &[Reached], terms: &[String], weights: &[f64], settings: &
             SearchResult {
                 category: Some(r.predicate.clone()),
                 fact: Some(r.fact.clone()),
-                path: Some(retrieve::chain(r, &all)),
                 ..SearchResult::new(r.id.to_string(), ResultKind::Relation, content, r.updated_at, sources, parts)
             }
         })

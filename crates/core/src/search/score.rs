@@ -156,33 +156,33 @@ impl Parts {
 
 /// Scores `results` by `ranker` for the question `asked`, each with its explanation.
 pub fn rank(results: &mut [SearchResult], ranker: &Ranker, settings: &SearchSettings, asked: &Asked, explain: bool) {
-    let among = super::features::among(results);
+    // The blend needs no features unless they are to be shown.
+    let weighed = matches!(ranker, Ranker::Learned(_));
+    let among = match weighed || explain {
+        true => super::features::among(results),
+        false => vec![Among::default(); results.len()],
+    };
     for (result, among) in results.iter_mut().zip(among) {
-        let explanation = rank_one(result, ranker, settings, asked, among);
-        result.score = explanation.score();
-        result.explanation = explain.then_some(explanation);
+        let mut explanation = result.parts.explain(settings, asked.window);
+        explanation.blend = explanation.relevance * explanation.tier * explanation.time;
+        if weighed || explain {
+            explanation.features = Features::of(result, asked, among);
+        }
+        result.score = match ranker {
+            Ranker::Blend => explanation.blend,
+            Ranker::Learned(model) => model.score(&explanation.features),
+        };
+        if explain {
+            if let Ranker::Learned(model) = ranker {
+                let (bias, contributions) = model.contributions(&explanation.features);
+                explanation.ranker = "learned";
+                explanation.formula = LEARNED;
+                explanation.bias = Some(bias);
+                explanation.contributions = Some(contributions);
+            }
+            result.explanation = Some(explanation);
+        }
     }
-}
-
-/// Scores one result, `among` the others, and returns how (its explanation).
-fn rank_one(
-    result: &SearchResult,
-    ranker: &Ranker,
-    settings: &SearchSettings,
-    asked: &Asked,
-    among: Among,
-) -> Explanation {
-    let mut explanation = result.parts.explain(settings, asked.window);
-    explanation.blend = explanation.relevance * explanation.tier * explanation.time;
-    explanation.features = Features::of(result, asked, among);
-    if let Ranker::Learned(model) = ranker {
-        let (bias, contributions) = model.contributions(&explanation.features);
-        explanation.ranker = "learned";
-        explanation.formula = LEARNED;
-        explanation.bias = Some(bias);
-        explanation.contributions = Some(contributions);
-    }
-    explanation
 }
 
 /// Meaning and words as two pieces of evidence that a result is relevant, either of

@@ -315,6 +315,10 @@ static PHRASES: LazyLock<RegexSet> =
 
 /// The first time phrase in `text` with its window as of `now`.
 fn find(text: &str, now: DateTime<Utc>) -> Option<(Window, String)> {
+    // Telling whether any rule matches is a pass of its own, cheaper than finding which.
+    if !PHRASES.is_match(text) {
+        return None;
+    }
     PHRASES.matches(text).into_iter().find_map(|rule| {
         let (re, resolve) = &RULES[rule];
         let captures = re.captures(text)?;
