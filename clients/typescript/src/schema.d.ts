@@ -65,6 +65,22 @@ export interface ContextItem {
 export type ContextResponse = Context & { took_ms: number; };
 
 /**
+ * One term's share of a learned score, in `explain`.
+ */
+export interface Contribution {
+  /**
+   * `weight × value`: what the term adds to the log-odds.
+   */
+  contribution: number;
+  /**
+   * A feature, or two joined by `*`.
+   */
+  term: string;
+  value: number;
+  weight: number;
+}
+
+/**
  * What was stored: the feedback's id.
  */
 export interface Created {
@@ -179,11 +195,28 @@ export type EventsBody = { One: RawEvent; } | { Batch: EventBatch; };
  */
 export interface Explanation {
   /**
+   * The learned ranker's bias (its log-odds with every feature 0).
+   */
+  bias?: number | null;
+  /**
+   * The blend's score, `relevance × tier × time`.
+   */
+  blend: number;
+  /**
+   * Each of the learned ranker's terms: its value, weight and contribution to the
+   * log-odds, the largest first.
+   */
+  contributions?: Array<Contribution> | null;
+  /**
    * A memory's decay score (facts and insights only).
    */
   decay?: number | null;
   /**
-   * How they combine: `score = relevance × tier × time`.
+   * Every feature of the result, by name: what the learned ranker weighs.
+   */
+  features: Features;
+  /**
+   * How the score is made.
    */
   formula: string;
   /**
@@ -199,6 +232,10 @@ export interface Explanation {
    * The share of the query's terms the result contains, each weighing by its rarity.
    */
   keyword: number;
+  /**
+   * The ranker that made the result's score: `learned` or `blend`.
+   */
+  ranker: string;
   /**
    * 1 − (1 − max(similarity, 0)) × (1 − keyword).
    */
@@ -229,6 +266,108 @@ export interface Explanation {
  * `job_runs`, `job_checkpoints`, each an array.
  */
 export type Export = Record<string, unknown> & { user_id: string; };
+
+/**
+ * One candidate's features. Names are those of the weights file.
+ */
+export interface Features {
+  /**
+   * 1 when the question asks when and the result says when.
+   */
+  answers_when: number;
+  /**
+   * A memory's decay score (0..1).
+   */
+  decay: number;
+  /**
+   * 1 for a fact.
+   */
+  fact: number;
+  /**
+   * How surely the graph walk reached a relation: 1 for an edge of an entity the
+   * question names, less for each further hop.
+   */
+  graph: number;
+  /**
+   * 1 when the question names a time and the result happened within it.
+   */
+  inside_window: number;
+  /**
+   * 1 for an insight.
+   */
+  insight: number;
+  /**
+   * The weighted share of the query's terms the result holds, a turn's neighbours'
+   * counting half.
+   */
+  keyword: number;
+  /**
+   * 1 / (1 + its place by keyword share, from 0); 0 when it holds no term.
+   */
+  keyword_rank: number;
+  /**
+   * How long it is: ln(1 + tokens) / ln(128), at most 1 ("Yes!" is short).
+   */
+  length: number;
+  /**
+   * The share of the names the question writes that the result holds.
+   */
+  names: number;
+  /**
+   * 1 for a raw turn of the assistant, a tool or the system.
+   */
+  other_turn: number;
+  /**
+   * 1 when the question names a time and the result happened outside it.
+   */
+  outside_window: number;
+  /**
+   * The share the result holds itself, without its neighbours.
+   */
+  own_keyword: number;
+  /**
+   * 1 for a raw turn the user said.
+   */
+  own_turn: number;
+  /**
+   * How recent it is: 1 / (1 + its age in months).
+   */
+  recency: number;
+  /**
+   * 1 for a relation of the user's graph.
+   */
+  relation: number;
+  /**
+   * 1 when the result says when something happened.
+   */
+  says_when: number;
+  /**
+   * For a turn, the best similarity of the other candidate turns of its session: a
+   * session that talks about what the question asks.
+   */
+  session_best: number;
+  /**
+   * For a turn, the other candidate turns of its session, by fives, at most 1.
+   */
+  session_turns: number;
+  /**
+   * Cosine similarity of the query and the result (a turn's vector is made with the
+   * turn before it).
+   */
+  similarity: number;
+  /**
+   * The best similarity among the candidates less its own.
+   */
+  similarity_gap: number;
+  /**
+   * 1 / (1 + its place among the lookup's candidates by similarity, from 0).
+   */
+  similarity_rank: number;
+  /**
+   * 1 for a session or period summary.
+   */
+  summary: number;
+}
 
 /**
  * `POST /v1/feedback` as the client sends it.

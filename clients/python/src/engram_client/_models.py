@@ -38,8 +38,19 @@ class Ingested(_Model):
     duplicates: int
 
 
+class Contribution(_Model):
+    """One term of the learned ranker: a feature (or two joined by `*`), its value and
+    weight, and what it adds to the log-odds."""
+
+    term: str
+    value: float
+    weight: float
+    contribution: float
+
+
 class Explanation(_Model):
-    """The parts of a result's score: relevance × tier × time."""
+    """The parts of a result's score: the blend's relevance × tier × time, every feature
+    of the result and, from the learned ranker, each term's contribution."""
 
     similarity: float
     keyword: float
@@ -54,6 +65,14 @@ class Explanation(_Model):
     formula: str
     #: The time phrase window of the query, when it has one: [from, to).
     window: Optional[list[datetime]] = None
+    #: The blend's score, and the ranker that made the result's (`learned` or `blend`).
+    blend: float
+    ranker: str
+    #: Every feature of the result by name.
+    features: dict[str, float]
+    #: The learned ranker's bias and terms, the largest contribution first.
+    bias: Optional[float] = None
+    contributions: Optional[list[Contribution]] = None
 
 
 class SearchResult(_Model):

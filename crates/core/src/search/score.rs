@@ -48,7 +48,7 @@ pub struct Explanation {
     pub ranker: &'static str,
     /// How the score is made.
     pub formula: &'static str,
-    /// What the learned ranker weighs ([`Features`]).
+    /// Every feature of the result, by name: what the learned ranker weighs.
     pub features: Features,
     /// The learned ranker's bias (its log-odds with every feature 0).
     #[serde(skip_serializing_if = "Option::is_none")]
