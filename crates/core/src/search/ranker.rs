@@ -57,12 +57,12 @@ struct Term {
 struct WeightsFile {
     format: String,
     version: u32,
-    /// The embedding model the similarities were measured with (informative).
-    #[serde(default)]
-    embedding_model: Option<String>,
-    /// How it was fitted and validated (informative).
-    #[serde(default)]
-    fitted: Option<serde_json::Value>,
+    /// The embedding model the similarities were measured with, and how the weights
+    /// were fitted: for the reader, not the ranker.
+    #[serde(default, rename = "embedding_model")]
+    _embedding_model: Option<String>,
+    #[serde(default, rename = "fitted")]
+    _fitted: Option<serde_json::Value>,
     bias: f64,
     weights: BTreeMap<String, f64>,
     min_score: f64,
@@ -145,7 +145,6 @@ impl Model {
                 return Err(format!("has {key} {value}, outside 0..1"));
             }
         }
-        let _ = (&file.embedding_model, &file.fitted);
         let mut terms = Vec::new();
         for (name, weight) in file.weights {
             if !weight.is_finite() {

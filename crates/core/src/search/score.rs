@@ -164,7 +164,7 @@ pub fn rank(results: &mut [SearchResult], ranker: &Ranker, settings: &SearchSett
     };
     for (result, among) in results.iter_mut().zip(among) {
         let mut explanation = result.parts.explain(settings, asked.window);
-        explanation.blend = explanation.relevance * explanation.tier * explanation.time;
+        explanation.blend = explanation.score();
         if weighed || explain {
             explanation.features = Features::of(result, asked, among);
         }
@@ -195,15 +195,9 @@ fn relevance(similarity: f64, keyword: f64) -> f64 {
 }
 
 impl Explanation {
-    /// The score its ranker gives.
+    /// The blend's score of these parts.
     pub fn score(&self) -> f64 {
-        match (&self.bias, &self.contributions) {
-            (Some(bias), Some(terms)) => {
-                let z = bias + terms.iter().map(|t| t.contribution).sum::<f64>();
-                1.0 / (1.0 + (-z).exp())
-            }
-            _ => self.relevance * self.tier * self.time,
-        }
+        self.relevance * self.tier * self.time
     }
 }
 

@@ -15,7 +15,6 @@
 //! never is), and a question that expects no hit has none.
 //! The lookups are made to look, not to serve: they leave no access statistics.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -88,15 +87,7 @@ impl Features {
             r["source_event_ids"].as_array().into_iter().flatten().filter_map(|s| s.as_str()?.parse().ok()).collect()
         };
         let ids: Vec<Uuid> = results.iter().flat_map(sources).collect();
-        let dia: HashMap<Uuid, String> = sqlx::query_as::<_, (Uuid, Option<String>)>(
-            "SELECT id, metadata ->> 'dia_id' FROM events WHERE id = ANY($1)",
-        )
-        .bind(&ids)
-        .fetch_all(&harness.db.pool)
-        .await?
-        .into_iter()
-        .filter_map(|(id, d)| Some((id, d?)))
-        .collect();
+        let dia = super::locomo::dia_ids(harness, &ids).await?;
         let turns = match question.evidence {
             Evidence::Turns(turns) => turns,
             Evidence::Texts(_) => &[],

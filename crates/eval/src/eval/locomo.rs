@@ -272,14 +272,7 @@ async fn ask(
         })
         .collect();
     let ids: Vec<Uuid> = results.iter().flatten().copied().collect();
-    let dia: HashMap<Uuid, String> =
-        sqlx::query_as::<_, (Uuid, Option<String>)>("SELECT id, metadata ->> 'dia_id' FROM events WHERE id = ANY($1)")
-            .bind(&ids)
-            .fetch_all(&harness.db.pool)
-            .await?
-            .into_iter()
-            .filter_map(|(id, d)| Some((id, d?)))
-            .collect();
+    let dia = dia_ids(harness, &ids).await?;
     let recall_at = |k: usize| {
         let found: Vec<&str> =
             results.iter().take(k).flat_map(|s| s.iter().filter_map(|id| dia.get(id).map(String::as_str))).collect();
@@ -310,14 +303,20 @@ async fn ask(
 /// taken from them.
 async fn evidence_shown(harness: &Harness, items: &[(String, String)], evidence: &[String]) -> anyhow::Result<f64> {
     let shown: Vec<Uuid> = diagnose::shown(harness, items).await?.into_iter().collect();
-    let dia: Vec<String> = sqlx::query_scalar::<_, String>(
-        "SELECT metadata ->> 'dia_id' FROM events WHERE id = ANY($1) AND metadata ? 'dia_id'",
-    )
-    .bind(&shown)
-    .fetch_all(&harness.db.pool)
-    .await?;
-    let found: Vec<&str> = dia.iter().map(String::as_str).collect();
+    let dia = dia_ids(harness, &shown).await?;
+    let found: Vec<&str> = dia.values().map(String::as_str).collect();
     Ok(recall(evidence, &found))
+}
+
+/// The dia ids of the turns `ids`, by id (a turn without one is left out).
+pub(super) async fn dia_ids(harness: &Harness, ids: &[Uuid]) -> anyhow::Result<HashMap<Uuid, String>> {
+    Ok(sqlx::query_as::<_, (Uuid, Option<String>)>("SELECT id, metadata ->> 'dia_id' FROM events WHERE id = ANY($1)")
+        .bind(ids)
+        .fetch_all(&harness.db.pool)
+        .await?
+        .into_iter()
+        .filter_map(|(id, d)| Some((id, d?)))
+        .collect())
 }
 
 fn url_encode(text: &str) -> String {
