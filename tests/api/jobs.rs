@@ -57,6 +57,7 @@ pub fn executor_with(db: &Database, dir: &tempfile::TempDir, llm: Option<Arc<eng
             graph: Arc::new(
                 engram_core::graph::Graph::default().with_segmenter(std::path::Path::new(".engram/models")),
             ),
+            secret_kinds: Arc::new(engram_base::configuration::IngestSettings::default().redact),
         },
         settings: Default::default(),
         worker_id: "test".into(),

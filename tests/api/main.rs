@@ -41,6 +41,7 @@ mod pipeline;
 mod processes;
 mod ranking;
 mod read_api;
+mod redact;
 mod reembed;
 mod rerank;
 mod search;

@@ -51,8 +51,16 @@ pub async fn run_jobs(app: &TestApp, jobs: &[&str], now: &str) -> String {
     logs
 }
 
-pub const ALL_JOBS: &[&str] =
-    &["extract_facts", "summarize_sessions", "summarize_periods", "dedup", "reflect", "evict", "embed_events"];
+pub const ALL_JOBS: &[&str] = &[
+    "extract_facts",
+    "summarize_sessions",
+    "summarize_periods",
+    "dedup",
+    "reflect",
+    "evict",
+    "embed_events",
+    "redact",
+];
 
 pub fn urlencode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()

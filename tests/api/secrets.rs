@@ -155,6 +155,38 @@ const LOOK_ALIKES: &[(&str, &str)] = &[
     ("the secret ingredient is smoked paprika", "paprika"),
 ];
 
+/// Secrets named the way people name them (the naming word before or after the value,
+/// across a dash, a colon or "that's my"; "social", "pw", "login", 社保号, 卡号; digit
+/// groups with any separator) and sentences that only look like them, in English and
+/// Chinese: `{"said": [{text, secret, kind}], "look_alikes": [{text, find}]}`.
+const NAMED: &str = include_str!("data/secrets_named.json");
+
+type Pairs = Vec<(String, String)>;
+
+/// (what a person says, the secret in it) and (a look-alike, a word to find it by), of
+/// both corpora.
+fn corpus() -> (Pairs, Pairs) {
+    let named: Value = serde_json::from_str(NAMED).unwrap();
+    let rows = |key: &str, a: &str, b: &str| -> Vec<(String, String)> {
+        named[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r[a].as_str().unwrap().into(), r[b].as_str().unwrap().into()))
+            .collect()
+    };
+    let (said_named, alike_named) = (rows("said", "text", "secret"), rows("look_alikes", "text", "find"));
+    assert!(
+        said_named.len() >= 40 && alike_named.len() >= 20,
+        "the named corpus holds at least 40 secrets and 20 look-alikes"
+    );
+    let owned =
+        |rows: &[(&str, &str)]| rows.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect::<Vec<_>>();
+    let said = owned(SAID).into_iter().chain(said_named).collect();
+    let alike = owned(LOOK_ALIKES).into_iter().chain(alike_named).collect();
+    (said, alike)
+}
+
 /// Whether `logs` hold `secret` as a value of its own: a short number also turns up inside
 /// run ids, timestamps and durations ("seconds=0.5521…"), which are not it.
 fn mentions(logs: &str, secret: &str) -> Option<usize> {
@@ -175,9 +207,10 @@ async fn say(app: &TestApp, key: &str, user: &str, content: &str, metadata: Valu
 #[tokio::test]
 async fn no_secret_a_person_pastes_is_stored_anywhere_and_look_alikes_stay_searchable() {
     assert!(SAID.len() >= 60 && LOOK_ALIKES.len() >= 30);
+    let (said, look_alikes) = corpus();
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest,admin").await;
-    for (i, (content, _)) in SAID.iter().enumerate() {
+    for (i, (content, _)) in said.iter().enumerate() {
         say(&app, &key, "ines", content, json!({"turn": i})).await;
     }
     // The same secrets in metadata, at any depth and under any key.
@@ -211,11 +244,12 @@ async fn no_secret_a_person_pastes_is_stored_anywhere_and_look_alikes_stay_searc
     assert_eq!(noted.status(), 201);
     let extra = ["tulipfield"];
 
-    for (_, secret) in SAID.iter().copied().chain(extra.iter().map(|s| ("", *s))) {
+    let secrets: Vec<&str> = said.iter().map(|(_, secret)| secret.as_str()).chain(extra).collect();
+    for secret in &secrets {
         assert_eq!(hits(&app, secret).await, vec![], "{secret} after ingest");
     }
     let logs = run_jobs(&app, ALL_JOBS, "2026-09-01T00:00:00Z").await;
-    for (_, secret) in SAID.iter().copied().chain(extra.iter().map(|s| ("", *s))) {
+    for secret in secrets {
         assert_eq!(hits(&app, secret).await, vec![], "{secret} after every job");
         if let Some(at) = mentions(&logs, secret) {
             panic!(
@@ -226,12 +260,12 @@ async fn no_secret_a_person_pastes_is_stored_anywhere_and_look_alikes_stay_searc
         }
     }
 
-    for (i, (content, word)) in LOOK_ALIKES.iter().enumerate() {
+    for (i, (content, word)) in look_alikes.iter().enumerate() {
         let user = format!("alike{i}");
         say(&app, &key, &user, content, json!({})).await;
         let found =
             app.search(&key, &json!({"user_id": user, "query": word, "kinds": ["event"], "min_score": 0})).await;
         let first = found["results"][0]["content"].as_str().unwrap_or_default();
-        assert_eq!(first, *content, "a look-alike is stored and found as it was said");
+        assert_eq!(first, content, "a look-alike is stored and found as it was said");
     }
 }

@@ -9,6 +9,7 @@ pub mod db;
 pub mod domain;
 pub mod metrics;
 pub mod models;
+pub mod stored_texts;
 pub mod stored_vectors;
 pub mod telemetry;
 pub mod tls;

@@ -105,4 +105,47 @@ impl VectorColumn {
         );
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(user).bind(model).fetch_all(pool).await
     }
+
+    /// Makes the vectors of the user's rows `keys` again with `embedder`, from their
+    /// text as it is now (after the text changed); returns how many rows took one.
+    pub async fn remake(
+        &self,
+        conn: &mut PgConnection,
+        tenant: &TenantId,
+        user: &str,
+        keys: &[String],
+        embedder: &crate::models::Embedder,
+    ) -> anyhow::Result<u64> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let sql = format!(
+            "SELECT {key}::text, {text} FROM {table}
+              WHERE tenant_id = $1 AND user_id = $2 AND {filter} AND {key}::text = ANY($3)",
+            key = self.key,
+            text = (self.text)(),
+            table = self.table,
+            filter = self.filter
+        );
+        let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(tenant.as_str())
+            .bind(user)
+            .bind(keys)
+            .fetch_all(&mut *conn)
+            .await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let (keys, texts): (Vec<String>, Vec<String>) =
+            rows.into_iter().map(|(k, t)| (k, if t.trim().is_empty() { "(empty)".to_owned() } else { t })).unzip();
+        let vectors = embedder.embed(&texts).await?;
+        // Vectors of the model too are made again: `replace` writes over any other's.
+        let sql = format!(
+            "UPDATE {table} SET embedding_model = NULL WHERE tenant_id = $1 AND user_id = $2 AND {key}::text = ANY($3)",
+            table = self.table,
+            key = self.key
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(user).bind(&keys).execute(&mut *conn).await?;
+        Ok(self.replace(conn, tenant, user, &keys, &vectors, embedder.model()).await?)
+    }
 }

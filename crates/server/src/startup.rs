@@ -67,6 +67,7 @@ impl Application {
                     llm: llm.clone(),
                     prompts,
                     graph: Arc::new(engram_core::graph::Graph::for_jobs(&settings)),
+                    secret_kinds: Arc::new(settings.ingest.redact.clone()),
                 };
                 Some(
                     Worker::start(db.pool.clone(), jobs.clone(), metrics.clone(), models, settings.jobs.clone())

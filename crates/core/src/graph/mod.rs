@@ -29,6 +29,7 @@ pub mod llm;
 pub mod merge;
 pub mod read;
 mod relate;
+pub use relate::remake_vectors as remake_relation_vectors;
 mod resolve;
 pub mod retrieve;
 pub mod snapshot;

@@ -199,3 +199,51 @@ pub fn kind_label(name: &str) -> String {
         None => format!(", a {}", key.replace('_', " ")),
     }
 }
+
+/// Makes the vectors of the user's relations `ids` again from their sentence as it is
+/// now (after the `redact` job rewrote it); returns how many took one.
+pub async fn remake_vectors(
+    conn: &mut PgConnection,
+    tenant: &engram_base::domain::TenantId,
+    user: &engram_base::domain::UserId,
+    ids: &[Uuid],
+    embedder: &engram_base::models::Embedder,
+) -> anyhow::Result<u64> {
+    let rows: Vec<(Uuid, String, String, String, String)> = sqlx::query_as(
+        "SELECT r.id, r.fact, s.name, r.predicate, o.name FROM relations r
+           JOIN entities s ON s.tenant_id = r.tenant_id AND s.id = r.subject_id
+           JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id
+          WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = ANY($3)",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    let (ids, texts): (Vec<Uuid>, Vec<String>) = rows
+        .into_iter()
+        .filter_map(|(id, fact, subject, predicate, object)| {
+            Predicate::parse(&predicate).map(|p| (id, match_text(&fact, &subject, p, &object)))
+        })
+        .unzip();
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let vectors = embedder.embed(&texts).await?;
+    let dims = vectors.first().map_or(0, |v| v.dims());
+    let sql = format!(
+        "UPDATE relations r SET embedding = v.embedding::halfvec({dims}), embedding_model = $5, embedding_dims = {dims}
+           FROM unnest($3::uuid[], $4::vector[]) AS v(id, embedding)
+          WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = v.id"
+    );
+    let vectors: Vec<pgvector::Vector> = vectors.iter().map(|v| v.to_pgvector()).collect();
+    let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(&ids)
+        .bind(&vectors)
+        .bind(embedder.model())
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected())
+}

@@ -70,3 +70,26 @@ pub async fn rewrite_turns(
     to_embed.dedup();
     Ok(Rewritten { turns: rewrites.len() as u64, to_embed, summaries_cleared })
 }
+
+/// The turn right after each of the user's turns `ids` in its session: its vector was
+/// made with the turn before (see [`crate::ingest::vectors::window_text_sql`]).
+pub async fn next_turns(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    ids: &[Uuid],
+) -> sqlx::Result<Vec<Uuid>> {
+    sqlx::query_scalar(
+        "SELECT n.id FROM events e
+           JOIN LATERAL (SELECT x.id FROM events x
+                          WHERE x.tenant_id = e.tenant_id AND x.user_id = e.user_id AND x.session_id = e.session_id
+                            AND (x.created_at, x.seq) > (e.created_at, e.seq)
+                          ORDER BY x.created_at, x.seq LIMIT 1) n ON true
+          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.id = ANY($3)",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(ids)
+    .fetch_all(conn)
+    .await
+}

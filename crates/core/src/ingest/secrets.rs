@@ -33,3 +33,15 @@ pub fn redact_events(events: &mut [NewEvent], kinds: &[String]) -> usize {
 pub fn redact(text: &str, kinds: &[String]) -> String {
     redact_kinds(text, |kind| kinds.iter().any(|k| k == kind))
 }
+
+/// The fingerprint of the rules that redact `kinds`: the rule set's text and the kinds,
+/// hashed. Any change to a rule, a check or `ingest.redact` changes it.
+pub fn fingerprint(kinds: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let digest =
+        Sha256::new().chain_update(engram_language::secrets::rule_set()).chain_update(kinds.join(",")).finalize();
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}

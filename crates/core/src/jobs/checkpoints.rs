@@ -2,6 +2,7 @@
 //! LOCKED`), the pass that last finished it, and the backoff of a failing unit. The
 //! runner's bookkeeping, in one place.
 
+use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -151,4 +152,37 @@ pub async fn record_failure(
     .execute(&mut *tx)
     .await?;
     tx.commit().await
+}
+
+/// A job's own state for the user (`{}` before the first), beside its watermark.
+pub async fn state(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, job: &str) -> sqlx::Result<Value> {
+    let state: Option<Value> =
+        sqlx::query_scalar("SELECT state FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3")
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(job)
+            .fetch_optional(conn)
+            .await?;
+    Ok(state.unwrap_or_else(|| Value::Object(Default::default())))
+}
+
+/// Merges `fields` into the job's state for the user; a field set to null is removed.
+pub async fn set_state(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    job: &str,
+    fields: &Value,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO job_checkpoints (tenant_id, user_id, job, state) VALUES ($1, $2, $3, jsonb_strip_nulls($4))
+         ON CONFLICT (tenant_id, job, user_id) DO UPDATE SET state = jsonb_strip_nulls(job_checkpoints.state || $4)",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(job)
+    .bind(fields)
+    .execute(conn)
+    .await?;
+    Ok(())
 }

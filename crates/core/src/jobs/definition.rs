@@ -193,6 +193,7 @@ impl Models {
             prompts: load_prompts(&settings.jobs.dir, llm.is_some(), jobs)?,
             llm,
             graph: Arc::new(crate::graph::Graph::for_jobs(settings)),
+            secret_kinds: Arc::new(settings.ingest.redact.clone()),
         })
     }
 }

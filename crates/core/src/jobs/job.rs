@@ -150,6 +150,8 @@ pub struct Models {
     pub prompts: Arc<Prompts>,
     /// The graph's settings and aliases, for `extract_facts` and `dedup`.
     pub graph: Arc<crate::graph::Graph>,
+    /// The kinds of secret `ingest.redact` lists, which `redact` applies to stored rows.
+    pub secret_kinds: Arc<Vec<String>>,
 }
 
 /// What a run covers: every tenant, one tenant, or one user of one tenant.

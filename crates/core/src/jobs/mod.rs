@@ -32,6 +32,7 @@ pub mod index_large_users;
 pub mod job;
 mod llm_usage;
 mod purge;
+mod redact;
 mod reembed;
 mod reflect;
 mod registry;

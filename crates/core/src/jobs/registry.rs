@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::job::Job;
 use super::{
-    dedup, embed_events, evict, extract_facts, index_large_users, purge, reembed, reflect, summarize_periods,
+    dedup, embed_events, evict, extract_facts, index_large_users, purge, redact, reembed, reflect, summarize_periods,
     summarize_sessions,
 };
 
@@ -25,6 +25,7 @@ pub(crate) const REGISTRY: &[(&str, ParseParams)] = &[
     ("reflect", params::<reflect::ReflectParams>),
     ("purge", params::<purge::PurgeParams>),
     ("index_large_users", params::<index_large_users::IndexParams>),
+    ("redact", params::<redact::RedactParams>),
 ];
 
 /// A job's `[params]` as its typed parameters; errors carry the `params.` path.

@@ -348,3 +348,18 @@ pub async fn delete_finished(
     .rows_affected();
     Ok(deleted as i64)
 }
+
+/// Records `fingerprint` as the secret rules the workers run with; true when it differs
+/// from the one recorded (or none was), for one replica only.
+pub async fn swap_secret_rules(pool: &PgPool, fingerprint: &str) -> sqlx::Result<bool> {
+    let changed: Option<bool> = sqlx::query_scalar(
+        "INSERT INTO secret_rules (fingerprint) VALUES ($1)
+         ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, changed_at = now()
+          WHERE secret_rules.fingerprint IS DISTINCT FROM EXCLUDED.fingerprint
+         RETURNING true",
+    )
+    .bind(fingerprint)
+    .fetch_optional(pool)
+    .await?;
+    Ok(changed.unwrap_or(false))
+}

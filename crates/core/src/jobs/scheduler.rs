@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
@@ -63,6 +63,13 @@ impl Worker {
             scheduler.add(timer).await?;
         }
         scheduler.start().await?;
+        if let Some(redact) = jobs.get("redact").filter(|d| d.enabled) {
+            let fingerprint = crate::ingest::secrets::fingerprint(&executor.models.secret_kinds);
+            if runs::swap_secret_rules(&pool, &fingerprint).await? {
+                tracing::info!("the secret rules changed; queueing a redact run");
+                enqueue_tick_at(&pool, redact, &wake, Utc::now()).await;
+            }
+        }
         let executor_loop = tokio::spawn(executor_loop(executor, wake));
         tracing::info!(jobs = jobs.len(), "worker started");
         Ok(Self { shutdown, scheduler, executor_loop })
@@ -83,6 +90,11 @@ impl Worker {
 /// paused, or a run of it is still going.
 async fn enqueue_tick(pool: &PgPool, definition: &Definition, wake: &Notify) {
     let Some(tick) = definition.schedule.latest_at_or_before(Utc::now()) else { return };
+    enqueue_tick_at(pool, definition, wake, tick).await
+}
+
+/// Enqueues the run for `tick`, as a scheduled run.
+async fn enqueue_tick_at(pool: &PgPool, definition: &Definition, wake: &Notify, tick: DateTime<Utc>) {
     let scope = Scope::all();
     let run = NewRun {
         job: &definition.name,

@@ -111,6 +111,7 @@ pub(super) fn executor(pool: &PgPool, settings: &Settings) -> anyhow::Result<Exe
         llm: None,
         prompts: engram_core::jobs::load_prompts(&settings.jobs.dir, false, &jobs)?,
         graph: Default::default(),
+        secret_kinds: Arc::new(settings.ingest.redact.clone()),
     };
     Ok(Executor {
         pool: pool.clone(),

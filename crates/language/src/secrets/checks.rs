@@ -3,7 +3,11 @@
 //! id by its check character, US social security numbers by the ranges never issued, and
 //! random-looking tokens by their character entropy.
 
-/// Only the digits of `text`.
+/// Changes whenever a check below decides differently, so that the rules' fingerprint
+/// ([`super::rule_set`]) changes with it.
+pub const VERSION: u32 = 2;
+
+/// Only the digits of `text`: the groups are read across any separator.
 fn digits(text: &str) -> Vec<u32> {
     text.chars().filter_map(|c| c.to_digit(10)).collect()
 }
@@ -38,7 +42,7 @@ fn luhn(d: &[u32]) -> bool {
 
 /// An IBAN: two letters, two check digits, 11 to 30 letters and digits, mod 97 = 1.
 pub fn iban(text: &str) -> bool {
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let compact: String = text.chars().filter(|c| !matches!(c, ' ' | '.' | '-' | '/')).collect();
     if !(15..=34).contains(&compact.len()) || !compact.chars().all(|c| c.is_ascii_alphanumeric()) {
         return false;
     }
@@ -104,6 +108,17 @@ pub fn chosen(text: &str) -> bool {
             || text.chars().skip(1).any(|c| c.is_uppercase()))
 }
 
+/// A value that mixes a letter with a digit or a symbol ("blue-otter-77", "Qx8#mara"):
+/// what an everyday name such as "pass" or "login" must be followed by to be a
+/// password, and not a user name ("maria.k") or a word.
+pub fn mixed(text: &str) -> bool {
+    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+    let digits = text.chars().filter(char::is_ascii_digit).count();
+    let symbols = text.chars().filter(|c| c.is_ascii_punctuation() && !matches!(c, '.' | '_')).count();
+    let user_name = text.chars().all(|c| c.is_ascii_lowercase() || matches!(c, '.' | '_')) && letters > 0;
+    text.chars().count() >= 5 && letters > 0 && (digits > 0 || symbols > 0) && !user_name
+}
+
 /// Anything: the pattern alone is evidence enough.
 pub fn any(_: &str) -> bool {
     true
@@ -143,6 +158,19 @@ mod tests {
         assert!(ssn("078-05-1120"));
         assert!(ssn("219099999"));
         assert!(!ssn("000-12-3456") && !ssn("666-12-3456") && !ssn("912-34-5678") && !ssn("123-00-4567"));
+    }
+
+    #[test]
+    fn digit_groups_are_read_across_any_separator() {
+        assert!(card("4539.1488.0343.6467") && card("4539/1488/0343/6467") && card("4539 1488-0343.6467"));
+        assert!(ssn("219.09.9999") && ssn("219/09/9999"));
+        assert!(iban("DE89-3704-0044-0532-0130-00") && iban("DE89.3704.0044.0532.0130.00"));
+    }
+
+    #[test]
+    fn everyday_passwords_mix_letters_with_digits_or_symbols() {
+        assert!(mixed("blue-otter-77") && mixed("Qx8#mara") && mixed("X7!kLm29"));
+        assert!(!mixed("maria.k") && !mixed("expired") && !mixed("2024") && !mixed("502"));
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn found(rule: &Compiled, text: &str) -> Vec<(usize, usize)> {
         .captures_iter(text)
         .filter_map(|caps| {
             let part = caps.name("secret").unwrap_or_else(|| caps.get(0).expect("the whole match"));
-            let before = &text[text.floor_char_boundary(part.start().saturating_sub(40))..part.start()];
+            let before = &text[text.floor_char_boundary(part.start().saturating_sub(60))..part.start()];
             let (from, to) = (rule.check)(part.as_str(), before)?;
             Some((part.start() + from, part.start() + to))
         })
@@ -65,9 +65,7 @@ pub fn sensitive_kinds(text: &str) -> Vec<&'static str> {
     for rule in COMPILED.iter() {
         let spans = found(rule, &left);
         if !spans.is_empty() {
-            if !kinds.contains(&rule.kind) {
-                kinds.push(rule.kind);
-            }
+            add(&mut kinds, rule.kind);
             left = replace(&left, &spans, label(rule.kind));
         }
     }
@@ -81,14 +79,33 @@ pub fn redact(text: &str) -> String {
 
 /// `text` with the secrets of the kinds `wanted` accepts replaced by their markers.
 pub fn redact_kinds(text: &str, wanted: impl Fn(&str) -> bool) -> String {
+    redact_found(text, wanted).0
+}
+
+/// `text` with the secrets of the kinds `wanted` accepts replaced by their markers, and
+/// the kinds it held, each once.
+pub fn redact_found(text: &str, wanted: impl Fn(&str) -> bool) -> (String, Vec<&'static str>) {
     let mut out = text.to_owned();
+    let mut kinds = Vec::new();
     for rule in COMPILED.iter().filter(|rule| wanted(rule.kind)) {
         let spans = found(rule, &out);
         if !spans.is_empty() {
             out = replace(&out, &spans, label(rule.kind));
+            add(&mut kinds, rule.kind);
         }
     }
-    out
+    (out, kinds)
+}
+
+/// The rule set as text: every pattern with its kind and marker, the keys whose value is
+/// a secret, and the version of the checks. What a fingerprint of the rules is made of:
+/// any change to a rule changes it.
+pub fn rule_set() -> String {
+    let mut text = format!("checks {}\nkey {}\n", checks::VERSION, SECRET_KEY.as_str());
+    for rule in rules::RULES {
+        text.push_str(&format!("{} {} {}\n", rule.kind, label(rule.kind), rule.pattern));
+    }
+    text
 }
 
 fn replace(text: &str, spans: &[(usize, usize)], marker: &str) -> String {
@@ -107,36 +124,54 @@ fn replace(text: &str, spans: &[(usize, usize)], marker: &str) -> String {
 
 /// Object keys whose value is a secret whatever it looks like (`{"password": "tulip"}`).
 static SECRET_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:.*[_-])?(?:password|passwd|passphrase|passcode|pwd|pin|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|ssn|密码|口令|密钥)$")
+    Regex::new(r"(?i)^(?:.*[_-])?(?:password|passwd|passphrase|passcode|pwd|pin|pw|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|ssn|密码|口令|密钥)$")
         .expect("a valid pattern")
 });
 
 /// Redacts every string in a JSON value, at any depth, with the kinds `wanted` accepts;
 /// a string under a key that names a secret is replaced whole. Whether anything changed.
 pub fn redact_json(value: &mut Value, wanted: &impl Fn(&str) -> bool) -> bool {
+    !redact_json_found(value, wanted).is_empty()
+}
+
+/// Like [`redact_json`]; the kinds the value held, each once.
+pub fn redact_json_found(value: &mut Value, wanted: &impl Fn(&str) -> bool) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    json_found(value, wanted, &mut kinds);
+    kinds
+}
+
+fn add(kinds: &mut Vec<&'static str>, kind: &'static str) {
+    if !kinds.contains(&kind) {
+        kinds.push(kind);
+    }
+}
+
+fn json_found(value: &mut Value, wanted: &impl Fn(&str) -> bool, kinds: &mut Vec<&'static str>) {
     match value {
         Value::String(text) => {
-            let redacted = redact_kinds(text, wanted);
-            let changed = redacted != *text;
+            let (redacted, found) = redact_found(text, wanted);
+            found.into_iter().for_each(|kind| add(kinds, kind));
             *text = redacted;
-            changed
         }
-        Value::Array(items) => items.iter_mut().fold(false, |changed, item| redact_json(item, wanted) | changed),
-        Value::Object(fields) => fields.iter_mut().fold(false, |changed, (key, item)| {
-            let named = SECRET_KEY.is_match(key) && wanted("secret");
-            match item {
-                Value::String(text) if named && !text.is_empty() && !text.starts_with('[') => {
-                    *text = label("secret").to_owned();
-                    true
+        Value::Array(items) => items.iter_mut().for_each(|item| json_found(item, wanted, kinds)),
+        Value::Object(fields) => {
+            for (key, item) in fields.iter_mut() {
+                let named = SECRET_KEY.is_match(key) && wanted("secret");
+                match item {
+                    Value::String(text) if named && !text.is_empty() && !text.starts_with('[') => {
+                        *text = label("secret").to_owned();
+                        add(kinds, "secret");
+                    }
+                    Value::Number(_) if named => {
+                        *item = Value::String(label("secret").to_owned());
+                        add(kinds, "secret");
+                    }
+                    _ => json_found(item, wanted, kinds),
                 }
-                Value::Number(_) if named => {
-                    *item = Value::String(label("secret").to_owned());
-                    true
-                }
-                _ => redact_json(item, wanted) | changed,
             }
-        }),
-        _ => false,
+        }
+        _ => {}
     }
 }
 

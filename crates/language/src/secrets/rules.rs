@@ -94,6 +94,28 @@ fn chosen_password(s: &str, _: &str) -> Option<(usize, usize)> {
     checks::chosen(s).then_some((0, s.len()))
 }
 
+/// After an everyday name ("pass", "login"), a value that mixes letters with digits or
+/// symbols, a full stop that ends the sentence aside.
+fn mixed_password(s: &str, _: &str) -> Option<(usize, usize)> {
+    let value = s.trim_end_matches(['.', '!', '?', ')', '"', '\'']);
+    checks::mixed(value).then_some((0, value.len()))
+}
+
+/// Words that name a card or a bank account.
+static ACCOUNT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)card|account|debit|credit|visa|master|amex|bank|atm|卡|账户|银行").expect("a valid pattern")
+});
+
+/// A "pin" or "code" is a card's or an account's when one is named just before it.
+fn near_an_account(s: &str, before: &str) -> Option<(usize, usize)> {
+    ACCOUNT.is_match(before).then_some((0, s.len()))
+}
+
+/// A named card number: 12 to 19 digits, whatever its checksum.
+fn card_length(s: &str) -> bool {
+    (12..=19).contains(&s.chars().filter(char::is_ascii_digit).count())
+}
+
 /// At least four digits: an identifier, not a word.
 fn id_like(s: &str) -> bool {
     s.chars().filter(char::is_ascii_digit).count() >= 4
@@ -144,6 +166,23 @@ fn card_within(s: &str, before: &str) -> Option<(usize, usize)> {
     best
 }
 
+/// What may stand between a name and its value: "for" and up to four words ("the pin
+/// for my Wells Fargo debit card is …"), and an aside between commas ("my passport
+/// number, for the booking, is …").
+macro_rules! aside {
+    () => {
+        r"(?:\s+(?:for|to|of|on|at)\s+(?:the\s+|my\s+|our\s+)?[\w'-]{1,20}(?:\s+[\w'-]{1,20}){0,3})?(?:,[^,:\n]{1,40}?,?)?"
+    };
+}
+
+/// What joins a value to the name after it, within a short window: a dash, colon or
+/// comma, "is", "=", "that's", "that one's", then "my", "the" or the like.
+macro_rules! link {
+    () => {
+        r"\s*(?:(?:[—–:,]|\s-)\s*(?:(?:(?:that|this|it)(?:\s+one)?(?:'s|’s|\s+is|\s+was)|is|was|as|=)\s+)?|(?:(?:that|this|it)(?:\s+one)?(?:'s|’s|\s+is|\s+was)|is|was|as|=)\s+)(?:my|our|the|his|her|their)?\s*"
+    };
+}
+
 pub static RULES: &[Rule] = &[
     Rule {
         kind: "private_key",
@@ -173,7 +212,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: "iban",
-        pattern: r"\b(?P<secret>[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)\b",
+        pattern: r"\b(?P<secret>[A-Z]{2}\d{2}(?:[ ./-]?[A-Z0-9]{4}){2,7}(?:[ ./-]?[A-Z0-9]{1,3})?)\b",
         check: whole!(checks::iban),
     },
     Rule {
@@ -183,28 +222,82 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: "id_number",
-        pattern: r"(?i)(?:\b(?:national id(?: number)?|id number|identity (?:card |document )?number|personal id(?: number)?|DNI|NIE|NIF|BSN|NINO|national insurance number|aadhaar(?: number)?|personalausweis(?:nummer)?|codice fiscale|tax id(?: number)?)\b|身份证(?:号码|号)?|证件号(?:码)?)\s*(?:#|no\.?|number)?\s*(?:is|was|:|：|=|是|为)?\s*(?P<secret>[A-Z0-9]{2,20}(?:[ -]\d{2,8}){0,4})",
+        pattern: r"(?i)(?:\b(?:national id(?: number)?|id number|identity (?:card |document )?number|personal id(?: number)?|DNI|NIE|NIF|BSN|NINO|national insurance number|aadhaar(?: number)?|personalausweis(?:nummer)?|codice fiscale|tax id(?: number)?)\b|身份证(?:号码|号)?|证件号(?:码)?|社保(?:卡)?号(?:码)?|社会保障号(?:码)?)\s*(?:#|no\.?|number)?\s*(?:is|was|:|：|=|是|为)?\s*(?P<secret>[A-Z0-9]{2,20}(?:[ -]\d{2,8}){0,4})",
         check: whole!(id_like),
     },
     Rule {
         kind: "card_number",
-        pattern: r"(?:^|[^0-9])(?P<secret>\d(?:[ -]?\d){12,30})(?:[^0-9]|$)",
+        pattern: r"(?:^|[^0-9])(?P<secret>\d(?:[ ./-]?\d){12,30})(?:[^0-9]|$)",
         check: card_within,
     },
     Rule {
+        kind: "card_number",
+        pattern: r"(?i)(?:\b(?:card|visa|mastercard|amex)\s*(?:number|no\.?|#|num)|卡号(?:码)?)\s*(?:is|was|:|：|=|是|为|[—–-])?\s*(?P<secret>\d(?:[ ./-]?\d){11,22})(?:[^0-9]|$)",
+        check: whole!(card_length),
+    },
+    Rule {
         kind: "ssn",
-        pattern: r"(?i)(?:\b(?:ssn|social security(?: number| no\.?| #)?)\b|社会安全号(?:码)?)[^0-9]{0,15}(?P<secret>\d{3}[ -]?\d{2}[ -]?\d{4})(?:[^0-9]|$)",
+        pattern: r"(?i)(?:\b(?:ssn|social security(?: number| no\.?| #)?|social(?: number| no\.?| #)?)(?:\b|\s)|社会安全号(?:码)?)(?:[^\n]{0,25}?[^0-9])?(?P<secret>\d{3}[ ./-]?\d{2}[ ./-]?\d{4})(?:[^0-9]|$)",
+        check: whole!(checks::ssn),
+    },
+    Rule {
+        kind: "ssn",
+        pattern: concat!(
+            r"(?i)(?:^|[^0-9])(?P<secret>\d{3}[ ./-]?\d{2}[ ./-]?\d{4})",
+            link!(),
+            r"(?:[\w'-]+\s+){0,2}?(?:ssn|social(?:\s+security)?)\b"
+        ),
         check: whole!(checks::ssn),
     },
     Rule {
         kind: "passport",
-        pattern: r"(?i)(?:\bpassport\b(?:\s+(?:number|no\.?|#|num))?|护照(?:号码|号)?)[^A-Za-z0-9]{0,12}(?:is\s+|was\s+|是|为)?(?P<secret>[A-Z0-9]{6,10})(?:[^A-Za-z0-9]|$)",
+        pattern: concat!(
+            r"(?i)(?:\bpassport\b(?:\s+(?:number|no\.?|#|num))?|护照(?:号码|号)?)",
+            aside!(),
+            r"[^A-Za-z0-9]{0,12}(?:is\s+|was\s+|是|为)?(?P<secret>(?-i:[A-Z0-9]{6,10}))(?:[^A-Za-z0-9]|$)"
+        ),
+        check: whole!(id_like),
+    },
+    Rule {
+        kind: "passport",
+        pattern: concat!(
+            r"(?i)(?:^|[^A-Za-z0-9])(?P<secret>(?-i:[A-Z0-9]{6,10}))(?:",
+            link!(),
+            r"(?:[\w'-]+\s+){0,2}?passport\b|\s*(?:[—–，,:：-]\s*)?(?:这(?:个)?(?:就)?是|就是|是|为)(?:我|我们)?的?护照)"
+        ),
         check: whole!(id_like),
     },
     Rule {
         kind: "password",
-        pattern: r"(?i)(?:\b(?:password|passwd|passphrase|pass phrase|passcode|pwd|pin(?: code| number)?|wi-?fi (?:key|code))\b(?:\s+(?:for|to|of|on|at)\s+(?:the\s+|my\s+|our\s+)?[\w'-]{1,20}(?:\s+[\w'-]{1,20})?)?\s*(?:is now|is still|is|was|changed to|set to|:|=>|=)\s*|(?:支付密码|登录密码|密码|口令|PIN码)\s*(?:是|为|:|：|=|改成了?|设成了?|换成了?)\s*)(?P<secret>[^\s，。,;；、]+)",
+        pattern: concat!(
+            r"(?i)(?:(?:^|[^A-Za-z0-9_])(?:password|passwd|passphrase|pass phrase|passcode|pwd|pin(?: code| number)?|wi-?fi (?:key|code))\b",
+            aside!(),
+            r"\s*(?:is now|is still|is|was|changed to|set to|:|=>|=|[—–]|\s-)\s*|(?:支付密码|登录密码|密码|口令|PIN码|(?:^|[^A-Za-z])pin)\s*(?:是|为|:|：|=|[—–]|-\s|改成了?|设成了?|换成了?)\s*)(?P<secret>[^\s，。,;；、]+)"
+        ),
         check: password_value,
+    },
+    Rule {
+        kind: "password",
+        pattern: r"(?i)\b(?:password|passphrase|passcode|pwd|pin)\b[^\n.!]{0,30}?[?:;,]\s*(?:it's|it’s|it is|that's|that’s)\s+(?P<secret>[^\s，。,;；、]+)",
+        check: chosen_password,
+    },
+    Rule {
+        kind: "password",
+        pattern: concat!(
+            r"(?i)(?:^|[^A-Za-z0-9_])(?:pw|pass|login|log-in)\b",
+            aside!(),
+            r"\s*(?:is now|is|was|:|=|[—–]|\s-)\s*(?P<secret>[^\s，。,;；、]+)"
+        ),
+        check: mixed_password,
+    },
+    Rule {
+        kind: "password",
+        pattern: concat!(
+            r"(?i)(?:^|[^A-Za-z0-9_])(?:pin|code|security code|cvv|cvc)\b",
+            aside!(),
+            r"\s*(?:is|was|:|：|=|是|[—–]|\s-)\s*(?P<secret>\d{3,8})(?:[^0-9]|$)"
+        ),
+        check: near_an_account,
     },
     Rule {
         kind: "password",
@@ -218,12 +311,34 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: "password",
-        pattern: r"(?i)(?:^|[\s\x22'(])(?P<secret>[^\s\x22'()]{4,64})\s+(?:is|was|as|=)\s+(?:my|our|the|his|her|their)\s+(?:[\w-]+\s+){0,2}(?:password|passphrase|passcode|pin)\b",
+        pattern: concat!(
+            r"(?i)(?:^|[\s\x22'(])(?P<secret>[^\s\x22'(),]{4,64}?)[,.]?",
+            link!(),
+            r"(?:[\w-]+\s+){0,2}?(?:password|passphrase|passcode|pwd)\b"
+        ),
         check: chosen_password,
     },
     Rule {
         kind: "password",
-        pattern: r"(?P<secret>[A-Za-z0-9!@#$%^&*_.+-]{4,64})\s*(?:就是|是|为)(?:我|我们)的?[^\s，。]{0,8}?(?:密码|口令)",
+        pattern: concat!(
+            r"(?i)(?:^|[\s\x22'(])(?P<secret>[^\s\x22'(),]{5,64}?)[,.]?",
+            link!(),
+            r"(?:[\w-]+\s+){0,2}?(?:pw|pass|login|log-in)\b"
+        ),
+        check: mixed_password,
+    },
+    Rule {
+        kind: "password",
+        pattern: concat!(
+            r"(?i)(?:^|[^0-9])(?P<secret>\d{4,8})",
+            link!(),
+            r"(?:(?:[\w'-]+\s+){0,2}?(?:pin|pin code|pin number)\b|(?:[\w'-]+\s+){0,2}?(?:card|account|debit|credit|visa|bank|atm)[\w'-]*\s+(?:pin|code)\b|(?:pin|code)\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w'-]+\s+){0,2}?(?:card|account|debit|credit|visa|mastercard|amex|bank|atm))"
+        ),
+        check: whole!(checks::any),
+    },
+    Rule {
+        kind: "password",
+        pattern: r"(?i)(?P<secret>[A-Za-z0-9!@#$%^&*_.+-]{4,64})\s*(?:[—–，,:：-]\s*)?(?:这(?:个)?(?:就)?是|就是|是|为)(?:我|我们)的?[^\s，。]{0,8}?(?:密码|口令|pin码?)",
         check: chosen_password,
     },
     Rule {

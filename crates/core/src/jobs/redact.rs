@@ -1,0 +1,282 @@
+//! `redact`: applies the current secret rules (`ingest.redact`) to everything already
+//! stored — turns' content and metadata, memories, their history, session and period
+//! summaries, relations and the graph's history, feedback notes — so that a kind added
+//! to `ingest.redact`, or a rule that learned a new shape, reaches the rows written
+//! before it. Per user, in batches, at most `max_rows_per_user` a run: the user's
+//! checkpoint keeps where it stopped, and the fingerprint of the rules it finished
+//! with, so that a run with unchanged rules finds nobody and a run after a change
+//! starts every user again. A row it changes keeps its id, times and everything else;
+//! the vectors made from its text are made again from the redacted text. It counts rows
+//! per table and kind of secret (`events.phone`), never the values.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::{Counts, Models, Scope, checkpoints, summarize_periods, summarize_sessions};
+use engram_base::stored_texts::{Row, TextColumns};
+use engram_language::secrets::{redact_found, redact_json_found};
+
+/// Every table with free text, in the order a user's pass goes through them.
+const TABLES: [&TextColumns; 8] = [
+    &TextColumns {
+        name: "events",
+        table: "events",
+        key: "id",
+        key_type: "uuid",
+        texts: &["content"],
+        jsons: &["metadata"],
+        vectors: Some(&crate::ingest::vectors::VECTORS),
+    },
+    &TextColumns {
+        name: "memories",
+        table: "memories",
+        key: "id",
+        key_type: "uuid",
+        texts: &["content", "value", "source_quote"],
+        jsons: &[],
+        vectors: Some(&crate::memories::VECTORS),
+    },
+    &TextColumns {
+        name: "memory_history",
+        table: "memory_history",
+        key: "id",
+        key_type: "uuid",
+        texts: &["reason"],
+        jsons: &["before", "after"],
+        vectors: None,
+    },
+    &TextColumns {
+        name: "session_summaries",
+        table: "sessions",
+        key: "session_id",
+        key_type: "text",
+        texts: &["summary"],
+        jsons: &["summary_history"],
+        vectors: Some(&summarize_sessions::VECTORS),
+    },
+    &TextColumns {
+        name: "period_summaries",
+        table: "period_summaries",
+        key: "id",
+        key_type: "uuid",
+        texts: &["summary"],
+        jsons: &[],
+        vectors: Some(&summarize_periods::VECTORS),
+    },
+    &TextColumns {
+        name: "relations",
+        table: "relations",
+        key: "id",
+        key_type: "uuid",
+        texts: &["fact"],
+        jsons: &[],
+        vectors: None,
+    },
+    &TextColumns {
+        name: "graph_history",
+        table: "graph_history",
+        key: "id",
+        key_type: "uuid",
+        texts: &["reason"],
+        jsons: &["before", "after"],
+        vectors: None,
+    },
+    &TextColumns {
+        name: "feedback",
+        table: "feedback",
+        key: "id",
+        key_type: "uuid",
+        texts: &["note"],
+        jsons: &[],
+        vectors: None,
+    },
+];
+
+const JOB: &str = "redact";
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedactParams {
+    /// Rows read and written per statement.
+    pub batch_size: i64,
+    /// Rows read per user in one run; the rest wait for the next.
+    pub max_rows_per_user: i64,
+}
+
+impl Default for RedactParams {
+    fn default() -> Self {
+        Self { batch_size: 500, max_rows_per_user: 50_000 }
+    }
+}
+
+/// Where a user's pass stands: the rules it applies, the table and the last key done.
+struct Progress {
+    table: usize,
+    after: Option<String>,
+}
+
+async fn run_unit(
+    conn: &mut PgConnection,
+    params: &RedactParams,
+    unit: &Unit<'_>,
+    models: &Models,
+) -> anyhow::Result<Counts> {
+    let kinds = &models.secret_kinds;
+    let fingerprint = crate::ingest::secrets::fingerprint(kinds);
+    let state = checkpoints::state(conn, unit.tenant, unit.user, JOB).await?;
+    let mut counts = Counts::default();
+    if state["rules"] == fingerprint.as_str() {
+        return Ok(counts);
+    }
+    let mut progress = match state["redacting"] == fingerprint.as_str() {
+        true => Progress {
+            table: state["table"].as_u64().unwrap_or(0) as usize,
+            after: state["after"].as_str().map(str::to_owned),
+        },
+        false => Progress { table: 0, after: None },
+    };
+    let wanted = |kind: &str| kinds.iter().any(|k| k == kind);
+    let mut left = params.max_rows_per_user;
+    while progress.table < TABLES.len() && left > 0 {
+        let table = TABLES[progress.table];
+        let limit = left.min(params.batch_size);
+        let rows = table.batch(conn, unit.tenant, unit.user.as_str(), progress.after.as_deref(), limit).await?;
+        let Some((last, _)) = rows.last() else {
+            progress = Progress { table: progress.table + 1, after: None };
+            continue;
+        };
+        left -= rows.len() as i64;
+        progress.after = Some(last.clone());
+        let mut changed: Vec<Row> = Vec::new();
+        for (key, mut values) in rows {
+            let mut found: Vec<&'static str> = Vec::new();
+            for (i, value) in values.iter_mut().enumerate() {
+                let kinds_here = match (i < table.texts.len(), value) {
+                    (true, Value::String(text)) => {
+                        let (redacted, kinds) = redact_found(text, wanted);
+                        *text = redacted;
+                        kinds
+                    }
+                    (false, value) => redact_json_found(value, &wanted),
+                    _ => Vec::new(),
+                };
+                found.extend(kinds_here.into_iter().filter(|k| !found.contains(k)).collect::<Vec<_>>());
+            }
+            if !found.is_empty() {
+                for kind in found {
+                    counts.add(&format!("{}.{kind}", table.name), 1);
+                }
+                changed.push((key, values));
+            }
+        }
+        table.write(conn, unit.tenant, unit.user.as_str(), &changed).await?;
+        remake_vectors(conn, unit, models, table, &changed).await?;
+    }
+    let fields = match progress.table >= TABLES.len() {
+        true => json!({"rules": fingerprint, "redacting": null, "table": null, "after": null}),
+        false => {
+            counts.add("users_with_more", 1);
+            json!({"redacting": fingerprint, "table": progress.table, "after": progress.after})
+        }
+    };
+    checkpoints::set_state(conn, unit.tenant, unit.user, JOB, &fields).await?;
+    Ok(counts)
+}
+
+/// The vectors made from the changed rows' text, made again: a turn's and the next
+/// turn's (made with it), a memory's, a summary's, a relation's.
+async fn remake_vectors(
+    conn: &mut PgConnection,
+    unit: &Unit<'_>,
+    models: &Models,
+    table: &TextColumns,
+    changed: &[Row],
+) -> anyhow::Result<()> {
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let mut keys: Vec<String> = changed.iter().map(|(key, _)| key.clone()).collect();
+    let embedder = &models.embedder;
+    if table.name == "relations" {
+        let ids: Vec<Uuid> = keys.iter().filter_map(|k| k.parse().ok()).collect();
+        crate::graph::remake_relation_vectors(conn, unit.tenant, unit.user, &ids, embedder).await?;
+        return Ok(());
+    }
+    let Some(vectors) = table.vectors else { return Ok(()) };
+    if table.name == "events" {
+        let ids: Vec<Uuid> = keys.iter().filter_map(|k| k.parse().ok()).collect();
+        keys.extend(
+            crate::ingest::rewrite::next_turns(conn, unit.tenant, unit.user, &ids).await?.iter().map(Uuid::to_string),
+        );
+        keys.sort();
+        keys.dedup();
+    }
+    vectors.remake(conn, unit.tenant, unit.user.as_str(), &keys, embedder).await?;
+    Ok(())
+}
+
+/// Users with stored rows whose checkpoint does not hold the current rules' fingerprint.
+async fn candidates(pool: &PgPool, scope: &Scope, fingerprint: &str) -> sqlx::Result<Vec<Candidate>> {
+    let (tenant, user) = scope.columns();
+    sqlx::query_as(
+        "SELECT u.tenant_id, u.user_id FROM (
+                SELECT DISTINCT tenant_id, user_id FROM events
+                 WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
+                UNION
+                SELECT DISTINCT tenant_id, user_id FROM memories
+                 WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)) u
+          WHERE NOT EXISTS (SELECT FROM job_checkpoints k
+                             WHERE k.tenant_id = u.tenant_id AND k.user_id = u.user_id AND k.job = $4
+                               AND k.state ->> 'rules' = $3)
+          ORDER BY 1, 2",
+    )
+    .bind(tenant)
+    .bind(user)
+    .bind(fingerprint)
+    .bind(JOB)
+    .fetch_all(pool)
+    .await
+}
+
+impl Job for RedactParams {
+    fn check(&self, _concurrency: usize) -> Result<(), String> {
+        if !(1..=10_000).contains(&self.batch_size) {
+            return Err("params.batch_size: must be between 1 and 10000".into());
+        }
+        match self.max_rows_per_user {
+            1.. => Ok(()),
+            _ => Err("params.max_rows_per_user: must be at least 1".into()),
+        }
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        _now: DateTime<Utc>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
+        Box::pin(
+            async move { candidates(pool, scope, &crate::ingest::secrets::fingerprint(&models.secret_kinds)).await },
+        )
+    }
+
+    fn units(&self) -> Units<'_> {
+        Units::InTransaction { custom_plans: false, job: self }
+    }
+}
+
+impl InTransaction for RedactParams {
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(run_unit(conn, self, unit, models))
+    }
+}
