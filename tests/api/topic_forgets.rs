@@ -13,6 +13,11 @@ use crate::pipeline::{ALL_JOBS, hits, run_jobs};
 
 const STORIES: &str = include_str!("data/topic_forgets.json");
 
+/// "Don't keep anything about my sister's situation", "关于我妈的事你都别记了": a topic
+/// named by whom it concerns. Each story goes on about the person in a sentence with no
+/// word pointing back ("Crying every night, barely eating.", "分开以后我很难过。").
+const RELATIONS: &str = include_str!("data/relation_forgets.json");
+
 async fn problems(app: &TestApp, key: &str, user: &str, story: &Value) -> Vec<String> {
     let mut found = Vec::new();
     let request = story["turns"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap();
@@ -37,9 +42,20 @@ async fn problems(app: &TestApp, key: &str, user: &str, story: &Value) -> Vec<St
 
 #[tokio::test]
 async fn a_request_to_forget_a_topic_takes_all_of_it_and_nothing_else() {
-    let stories: Vec<Value> = serde_json::from_str(STORIES).unwrap();
-    assert!(stories.iter().filter(|s| s["id"].as_str().unwrap().starts_with("en")).count() >= 12);
-    assert!(stories.iter().filter(|s| s["id"].as_str().unwrap().starts_with("zh")).count() >= 8);
+    forget_each(STORIES, 12, 8).await;
+}
+
+#[tokio::test]
+async fn a_request_to_forget_a_person_takes_what_was_said_about_them_and_nothing_else() {
+    forget_each(RELATIONS, 10, 6).await;
+}
+
+/// Tells each story of `stories` turn by turn and checks what is left after the request
+/// and after every job; at least `en` English and `zh` Chinese stories.
+async fn forget_each(stories: &str, en: usize, zh: usize) {
+    let stories: Vec<Value> = serde_json::from_str(stories).unwrap();
+    assert!(stories.iter().filter(|s| s["id"].as_str().unwrap().starts_with("en")).count() >= en);
+    assert!(stories.iter().filter(|s| s["id"].as_str().unwrap().starts_with("zh")).count() >= zh);
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest,admin").await;
     for (n, story) in stories.iter().enumerate() {

@@ -37,6 +37,9 @@ const CLEARLY_SIMILAR: f32 = 0.5;
 /// The least similarity at which the closest statement of the request's session, or a
 /// statement of an earlier one that talks about the topic's kind, is about the topic.
 const SESSION_SIMILAR: f32 = 0.2;
+/// What being right after a sentence that goes adds to a sentence's similarity to what
+/// goes, when it is weighed against what the turn keeps.
+const NEXT_TO_GONE: f32 = 0.1;
 /// Turns of the request's session read, latest first.
 const SESSION_TURNS: i64 = 60;
 /// Older turns read because they name or mean the topic.
@@ -222,6 +225,34 @@ fn by_topic(said: &mut [Said], topic: &str, topic_v: &Embedding, vectors: &[Embe
             && topics::continues(&said[i].text)
             && word_count(&said[i].text) > 3;
         if continues && previous_user.is_some_and(|j| said[j].gone) && !said[i].gone {
+            said[i].gone = true;
+        }
+    }
+    going_on(said, vectors);
+}
+
+/// Going on without a word that points back ("My sister is divorcing. Crying every
+/// night."): a later sentence of the same user turn that brings no subject of its own
+/// ([`topics::no_new_subject`]) and is closer in meaning to what goes from the turn than
+/// to anything the turn keeps.
+fn going_on(said: &mut [Said], vectors: &[Embedding]) {
+    for i in 0..said.len() {
+        let s = &said[i];
+        if s.gone || s.turn.role != Role::User || !topics::no_new_subject(&s.text) {
+            continue;
+        }
+        let turn = s.turn.id;
+        let closest = |gone: bool, before: bool| {
+            (0..said.len())
+                .filter(|&j| j != i && said[j].turn.id == turn && said[j].gone == gone && (!before || j < i))
+                .map(|j| vectors[i].cosine(&vectors[j]))
+                .fold(None, |best: Option<f32>, sim| Some(best.map_or(sim, |b| b.max(sim))))
+        };
+        let Some(to_gone) = closest(true, true) else { continue };
+        // The sentence right after one that goes is a little more likely to go on about it.
+        let next_to = i > 0 && said[i - 1].turn.id == turn && said[i - 1].gone;
+        let to_gone = to_gone + if next_to { NEXT_TO_GONE } else { 0.0 };
+        if closest(false, false).is_none_or(|to_kept| to_gone > to_kept) {
             said[i].gone = true;
         }
     }

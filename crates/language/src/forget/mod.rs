@@ -55,10 +55,22 @@ static EN_NOT_KEEP: LazyLock<Regex> = LazyLock::new(|| {
         r"(?ix)
         \b(?:don't|dont|do\s+not|please\s+don't|no\s+need\s+to|stop|i\s+don't\s+want\s+you\s+to|i\s+do\s+not\s+want\s+you\s+to
            |(?:can|could|would|will)\s+you\s+(?:please\s+)?not|try\s+not\s+to
-           |i(?:'d|\s+would)\s+(?:rather|prefer)\s+(?:it\s+if\s+)?you\s+(?:didn't|did\s+not|not)|you\s+shouldn't|you\s+should\s+not)\s+
+           |i(?:'d|\s+would)\s+(?:rather|prefer)\s+(?:it\s+if\s+)?you\s+(?:didn't|did\s+not|not)|you\s+shouldn't|you\s+should\s+not
+           |i\s+(?:don't|do\s+not)\s+want\s+you)\s+
         (?:ever\s+|really\s+)?(?P<verb>remember(?:ing)?|keep(?:ing)?|store|storing|stored|save|saving|saved|record(?:ing)?|note|noting|log|logging|retain|track
            |(?:hold|hang)(?:ing)?\s+on\s*to|file|filing)\b
         (?P<rest>.*)",
+    )
+    .expect("a valid pattern")
+});
+
+/// English: nothing is to be kept ("keep nothing about my cousin", "nothing about my
+/// ex-wife should stay in your memory").
+static EN_NOTHING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)
+        \b(?:keep|store|save|remember|retain|record|hold\s+on\s+to)\s+nothing\s+(?P<rest>(?:about|of|on|concerning|regarding)\b.*)
+        |\bnothing\s+(?P<rest2>(?:about|of|on|concerning|regarding)\s+.{1,60}?)\s+(?:should|may|can|must)\s+(?:stay|remain|be\s+kept|be\s+stored|be\s+saved|be\s+remembered)\b",
     )
     .expect("a valid pattern")
 });
@@ -83,6 +95,13 @@ static ABOUT: LazyLock<Regex> = LazyLock::new(|| {
 static ZH_ABOUT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:关于|有关)(?P<what>[^，。！？,!?；]{1,24})").expect("a valid pattern"));
 
+/// English: someone the speaker names by their relation told them what a request points
+/// back at ("my colleague told me that …").
+static TOLD_BY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bmy\s+(?P<who>[a-z][\w-]*)\s+(?:\w+\s+){0,2}?(?:told|said|shared|mentioned|confided|asked)\b[^.!?]*\b(?:that|this|it)\b")
+        .expect("a valid pattern")
+});
+
 /// English: taking back what was just said, with no object.
 static EN_TAKE_BACK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -105,7 +124,8 @@ static ZH_VERB: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Chinese: a request is addressed to the listener.
 static ZH_ADDRESSED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(请|麻烦|帮我|你|把|别|不要|不用|就当|当作|当做|吧|哦|啊)").expect("a valid pattern")
+    Regex::new(r"(请|麻烦|帮我|你|把|别|不要|不用|就当|当作|当做|吧|哦|啊|统统|全部|一概|全都)")
+        .expect("a valid pattern")
 });
 
 /// Chinese: "I forgot …", a statement about the speaker.
@@ -132,7 +152,7 @@ static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Where a request's object ends and another clause begins.
 static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i),\s*(?:i|i'm|i'd|it|it's|its|that|that's|this|if|because|since|as|so|please|ok|okay|thanks|thank|it\s+is|which|we|you|and\s+(?:i|it|please))\b|\s+(?:because|since|if|so\s+that|as\s+it|as\s+i)\b")
+    Regex::new(r"(?i),\s*(?:i|i'm|i'd|it|it's|its|she|he|they|she's|he's|they're|that|that's|this|if|because|since|as|so|please|ok|okay|thanks|thank|it\s+is|which|we|you|and\s+(?:i|it|please))\b|\s+(?:because|since|if|so\s+that|as\s+it|as\s+i)\b")
         .expect("a valid pattern")
 });
 
@@ -154,6 +174,14 @@ pub fn detect(sentence: &str) -> Option<Request> {
         }
     }
     let before = &s[..cue_at];
+    // "My colleague told me that in confidence, so don't store any of it": what was told
+    // by someone named by their relation to the speaker is about them.
+    if request.points_back
+        && let Some(told) = TOLD_BY.captures(before)
+    {
+        (request.topic, request.points_back) = (told["who"].to_owned(), false);
+        return Some(request);
+    }
     let statement_before = if before.chars().any(is_han) {
         before.split(['，', '。', '！', '？', '…', ',', ';', '；']).filter(|c| c.trim().chars().count() >= 4).count()
             >= 1
@@ -177,6 +205,10 @@ fn request(topic: String) -> Request {
 }
 
 fn detect_english(s: &str) -> Option<Found> {
+    if let Some(caps) = EN_NOTHING.captures(s) {
+        let rest = caps.name("rest").or_else(|| caps.name("rest2")).map_or("", |m| m.as_str());
+        return Some((request(topic_words(rest)), caps.get(0).map_or(0, |m| m.start())));
+    }
     if let Some(caps) = EN_OUT_OF.captures(s) {
         let rest = caps.name("rest").or_else(|| caps.name("rest2")).map_or("", |m| m.as_str());
         return Some((request(topic_words(rest)), caps.get(0).map_or(0, |m| m.start())));
@@ -200,7 +232,8 @@ fn detect_english(s: &str) -> Option<Found> {
     // "I forgot my password", "don't forget to call": the verb is the speaker's, or an order
     // to remember; "I can relax, forget my troubles": the speaker's clause goes on.
     let lead_at = caps.get(0).map_or(0, |m| m.start());
-    if EN_NOT_REQUEST.find_iter(s).any(|m| m.start() <= verb_at && verb_at < m.end() + 1)
+    let asked = caps.get(0).is_some_and(|m| m.as_str().to_lowercase().contains("you "));
+    if !asked && EN_NOT_REQUEST.find_iter(s).any(|m| m.start() <= verb_at && verb_at < m.end() + 1)
         || deleting && SPEAKERS_CLAUSE.is_match(&s[..lead_at])
     {
         return None;
@@ -240,13 +273,18 @@ fn detect_chinese(s: &str) -> Option<Found> {
     // The clause nearest the verb on either side.
     let before = s[..verb.start()].rsplit(['，', '。', '！', '？', ',', '!', '?', '；', '—']).next().unwrap_or("");
     let after = &s[verb.end()..];
-    let topic = match before.rfind('把') {
+    let mut topic = match before.rfind('把') {
         Some(i) => zh_topic(&before[i + '把'.len_utf8()..]),
         None => {
             let after_topic = zh_topic(after);
             if after_topic.is_empty() { zh_topic(before) } else { after_topic }
         }
     };
+    // "我弟弟的事情，请从记忆里删掉": the topic is the clause before the request's own.
+    if topic.is_empty() {
+        let earlier = s[..verb.start()].rsplit(['，', '。', '！', '？', ',', '!', '?', '；', '—']).nth(1).unwrap_or("");
+        topic = zh_topic(earlier);
+    }
     let points_back = topic.is_empty() || taking_back && topic.chars().count() < 2;
     // The cue of a topic named before the verb is where the topic starts.
     let clause_at = s[..verb.start()]

@@ -35,6 +35,17 @@ fn the_verbs_of_discarding_and_of_holding_on_are_classes_not_phrases() {
     assert_eq!(topic("Forget that last part."), Some((String::new(), true)));
     assert_eq!(topic("贷款那事儿你别留底了"), Some(("贷款".into(), false)));
     assert_eq!(topic("离婚的事你就当不知道"), Some(("离婚".into(), false)));
+    assert_eq!(
+        topic("My neighbour told me that in confidence, so don't keep any of it."),
+        Some(("neighbour".into(), false))
+    );
+    assert_eq!(topic("Keep nothing about my landlord, okay?"), Some(("landlord".into(), false)));
+    assert_eq!(topic("Nothing about my stepdad should stay in your memory."), Some(("stepdad".into(), false)));
+    assert_eq!(topic("Could you forget all of that about my aunt?"), Some(("aunt".into(), false)));
+    assert_eq!(topic("Scrub everything regarding my nephew."), Some(("nephew".into(), false)));
+    assert_eq!(topic("关于我室友的，全部删除。"), Some(("室友".into(), false)));
+    assert_eq!(topic("我表哥的事情，请从记忆里删掉。"), Some(("表哥".into(), false)));
+    assert_eq!(topic("跟前男友有关的，统统忘掉。"), Some(("前男友".into(), false)));
 }
 
 #[test]

@@ -89,6 +89,24 @@ pub fn continues(sentence: &str) -> bool {
     CONTINUES.is_match(sentence)
 }
 
+/// Whether `sentence` brings no subject of its own: it does not open with the speaker
+/// ("I", "my", "我") or a turn to something else ("Also,", "Separately,", "另外"), so it
+/// may go on about what was said before it ("Crying every night.", "分开以后很难过。").
+pub fn no_new_subject(sentence: &str) -> bool {
+    !NEW_SUBJECT.is_match(sentence.trim_start())
+}
+
+static NEW_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)^(?:
+            (?:also|separately|anyway|anyhow|besides|meanwhile|otherwise|on\s+(?:a|an)\s+\w+\s+note|in\s+other\s+news|on\s+another\s+note|by\s+the\s+way|btw|unrelated(?:ly)?|oh|and|but|plus)\b
+          | (?:i|i'm|i've|i'd|i'll|im|my|me|we|we're|we've|our|us)\b
+          | [^,:;，：；]{1,25}[,:;，：；]\s*(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b
+          | 另外|还有|对了|顺便|此外|不过|话说|我|咱)",
+    )
+    .expect("a valid pattern")
+});
+
 static CONTINUES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:(?:and|but|so|oh|also|plus),?\s+)?(?:she|he|they|it|that|this|those|these|which)\b|^(?:她|他|它|这|那)")
         .expect("a valid pattern")
@@ -126,7 +144,30 @@ pub fn words(topic: &str) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{continues, names, talks_about, words};
+    use super::{continues, names, no_new_subject, talks_about, words};
+
+    #[test]
+    fn a_sentence_that_opens_with_the_speaker_or_a_turn_brings_a_subject_of_its_own() {
+        for goes_on in [
+            "Crying every night, barely eating.",
+            "Lawyers cost a fortune already.",
+            "分开以后很难过。",
+            "Three months of chemo left.",
+        ] {
+            assert!(no_new_subject(goes_on), "{goes_on}");
+        }
+        for own in [
+            "I also started learning Portuguese.",
+            "Also, the car needs new tyres.",
+            "My bike got a flat.",
+            "On the bright side, I passed.",
+            "Different topic: I'm learning to sail.",
+            "我在学吉他。",
+            "另外，车该保养了。",
+        ] {
+            assert!(!no_new_subject(own), "{own}");
+        }
+    }
 
     #[test]
     fn a_kind_named_in_a_request_is_found_in_what_was_said() {

@@ -117,6 +117,11 @@ pub const REQUEST_WORDS: &[&str] = &[
     "we",
     "anywhere",
     "somewhere",
+    "concerning",
+    "regarding",
+    "involving",
+    "related",
+    "relating",
 ];
 
 /// Chinese particles and request words around a topic.
@@ -143,7 +148,7 @@ pub const ZH_REQUEST_CHARS: &[&str] = &[
     "信息",
     "事情",
     "事儿",
-    "事",
+    "的事",
     "东西",
     "内容",
     "关于",
@@ -194,4 +199,14 @@ pub const ZH_REQUEST_CHARS: &[&str] = &[
     "嗯",
     "部分",
     "记录",
+    "一概",
+    "统统",
+    "全都",
+    "任何",
+    "一个字",
+    "从记忆里",
+    "记忆",
+    "别再提",
+    "有关",
+    "跟",
 ];
