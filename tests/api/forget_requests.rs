@@ -124,3 +124,63 @@ async fn replay(file: &str) -> Vec<String> {
     }
     failures
 }
+
+/// An assistant that answers "Done — I won't remember 1187 Birchwood Lane" repeats what
+/// was just forgotten: whether its reply comes in the request's batch or in a request of
+/// its own, the value is in no table and no section of `/context`, while the rest stays.
+#[tokio::test]
+async fn a_reply_that_repeats_what_was_forgotten_keeps_none_of_it() {
+    let app = spawn_app().await;
+    let key = app.key("acme", "read,ingest,admin").await;
+    let turn = |user: &str, role: &str, content: &str, minute: u32| {
+        json!({"user_id": user, "session_id": "s1", "role": role, "content": content,
+               "created_at": format!("2026-04-02T10:{minute:02}:00Z")})
+    };
+    let cases = [
+        (
+            "apart",
+            "We live at 1187 Birchwood Lane now. I coach the under-nine football team.",
+            "Please forget my address.",
+            "Done — I won't remember 1187 Birchwood Lane.",
+            "1187 Birchwood",
+            "football",
+        ),
+        (
+            "together",
+            "我家在文三路259号。我周末去学游泳。",
+            "地址别记了。",
+            "好的，文三路259号不会保存。",
+            "文三路259号",
+            "游泳",
+        ),
+    ];
+    for (user, said, request, reply, _, _) in cases {
+        assert_eq!(app.post_events(&key, &json!({"events": [turn(user, "user", said, 0)]})).await.status(), 202);
+        let mut batch = vec![turn(user, "user", request, 1)];
+        if user == "together" {
+            batch.push(turn(user, "assistant", reply, 2));
+        }
+        assert_eq!(app.post_events(&key, &json!({"events": batch})).await.status(), 202);
+        if user == "apart" {
+            assert_eq!(
+                app.post_events(&key, &json!({"events": [turn(user, "assistant", reply, 2)]})).await.status(),
+                202
+            );
+        }
+    }
+    crate::episodic::embedded(&app).await;
+    for now in [None, Some("2026-05-01T00:00:00Z")] {
+        if let Some(now) = now {
+            run_jobs(&app, ALL_JOBS, now).await;
+        }
+        for (user, _, request, _, value, kept) in cases {
+            assert_eq!(hits(&app, value).await, vec![], "{user}: `{value}` stored (after jobs: {})", now.is_some());
+            let path = format!("/v1/users/{user}/context?max_tokens=4000");
+            let context = app.get_as(&key, &path).await.text().await.unwrap();
+            let text = context + &served(&app, &key, user, value).await + &served(&app, &key, user, request).await;
+            assert!(!text.contains(value), "{user}: `{value}` served: {text}");
+            let found = app.search(&key, &json!({"user_id": user, "query": kept, "kinds": ["fact", "event"]})).await;
+            assert!(found.to_string().contains(kept), "{user}: `{kept}` lost: {found}");
+        }
+    }
+}

@@ -13,10 +13,11 @@ use uuid::Uuid;
 
 use super::referents::{self, ResolveError, Turn};
 use super::{Erasure, erase};
+use crate::ingest::rewrite::DELETED;
 use crate::memories::{self, Change, NewMemory};
 use engram_base::domain::{Category, Kind, Role, TenantId, UserId};
 use engram_base::models::Embedder;
-use engram_language::forget as requests;
+use engram_language::forget::{self as requests, values};
 use engram_language::text::sentences;
 
 /// What honouring the requests came to.
@@ -66,7 +67,12 @@ pub async fn honour(
             rewrites: referents.rewrites,
             removed_texts: referents.removed,
         };
-        let erased = erase(conn, tenant, user, &erasure, change, graph_scan_limit).await?;
+        let mut erased = erase(conn, tenant, user, &erasure, change, graph_scan_limit).await?;
+        // The reply to it, when already stored ("Done, I won't keep 42 Maple Court").
+        let replies = crate::ingest::rewrite::next_turns(conn, tenant, user, &[turn.id]).await?;
+        let acknowledged = acknowledgments(conn, tenant, user, &replies).await?;
+        *erased.counts.entry("events_redacted").or_default() += acknowledged.turns;
+        erased.to_embed.extend(acknowledged.to_embed);
         note(conn, embedder, tenant, user, &turn, change).await?;
         let details = json!({"deleted": erased.counts});
         crate::users::audit(conn, tenant, &change.actor, "forget_request", &turn.id.to_string(), details).await?;
@@ -77,6 +83,53 @@ pub async fn honour(
         honoured.to_embed.extend(erased.to_embed);
     }
     Ok(honoured)
+}
+
+/// The assistant's replies among `turns` that answer a request to forget (the user's turn
+/// just before holds [`DELETED`]) lose their sentences that name a value: such a reply
+/// has nothing of its own to keep, and a value it names is the one forgotten ("Done —
+/// I won't remember 1187 Birchwood Lane."). Called for the reply already stored when the
+/// request is honoured, and for a reply stored after it.
+pub async fn acknowledgments(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    turns: &[Uuid],
+) -> sqlx::Result<crate::ingest::rewrite::Rewritten> {
+    let rewrites = acknowledging(conn, tenant, user, turns).await?;
+    crate::ingest::rewrite::rewrite_turns(conn, tenant, user, &rewrites).await
+}
+
+/// The replies among `turns` that [`acknowledgments`] would rewrite, with what stays of
+/// them; reads only.
+pub async fn acknowledging(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    turns: &[Uuid],
+) -> sqlx::Result<Vec<(Uuid, String)>> {
+    if turns.is_empty() {
+        return Ok(Vec::new());
+    }
+    let replies: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT a.id, a.content FROM events a
+           JOIN LATERAL (SELECT p.role, p.content FROM events p
+                          WHERE p.tenant_id = a.tenant_id AND p.user_id = a.user_id AND p.session_id = a.session_id
+                            AND (p.created_at, p.seq) < (a.created_at, a.seq)
+                          ORDER BY p.created_at DESC, p.seq DESC LIMIT 1) p
+             ON p.role = 'user' AND strpos(p.content, $4) > 0
+          WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.id = ANY($3) AND a.role = 'assistant'",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(turns)
+    .bind(DELETED)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(replies
+        .into_iter()
+        .filter_map(|(id, content)| super::without(&content, |s| !values::of(s).is_empty()).map(|kept| (id, kept)))
+        .collect())
 }
 
 /// The memory that stays: that the user asked to forget something, and when.

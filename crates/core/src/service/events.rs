@@ -26,6 +26,12 @@ pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEven
         .filter(|(_, e)| e.role == Role::User && forget::asks_to_forget(&e.content))
         .map(|(i, e)| (i, e.user_id.clone()))
         .collect();
+    let roles: Vec<(usize, UserId)> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.role == Role::Assistant)
+        .map(|(i, e)| (i, e.user_id.clone()))
+        .collect();
     let done =
         ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
     state.vectors.submit(&principal.tenant, &done.fresh);
@@ -41,7 +47,33 @@ pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEven
     for (user, ids) in by_user {
         honour(state, principal, &user, &ids).await?;
     }
+    let mut replies: BTreeMap<UserId, Vec<Uuid>> = BTreeMap::new();
+    for (i, user) in roles {
+        if done.fresh.contains(&done.ids[i]) {
+            replies.entry(user).or_default().push(done.ids[i]);
+        }
+    }
+    for (user, ids) in replies {
+        acknowledged(state, principal, &user, &ids).await?;
+    }
     Ok(done)
+}
+
+/// A reply stored after the request it answers loses the values it names (see
+/// [`forget::acknowledgments`]).
+async fn acknowledged(state: &AppState, principal: &Principal, user: &UserId, ids: &[Uuid]) -> Result<(), Error> {
+    // Most replies answer no such request: read first, write only when one does.
+    let mut conn = state.db.pool.acquire().await?;
+    if forget::acknowledging(&mut conn, &principal.tenant, user, ids).await?.is_empty() {
+        return Ok(());
+    }
+    drop(conn);
+    let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
+    crate::users::hold(&mut tx, &principal.tenant, &[user.as_str()]).await?;
+    let rewritten = forget::acknowledgments(&mut tx, &principal.tenant, user, ids).await?;
+    tx.commit().await?;
+    state.vectors.submit(&principal.tenant, &rewritten.to_embed);
+    Ok(())
 }
 
 /// Honours the requests to forget in `ids`, the user's turns just stored.
