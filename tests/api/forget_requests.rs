@@ -22,8 +22,10 @@ pub async fn served(app: &TestApp, key: &str, user: &str, query: &str) -> String
         let found = app.search(key, &json!({"user_id": user, "query": query, "kinds": kinds, "limit": 50})).await;
         text.push_str(&found.to_string());
     }
+    // `/context` asked about it, and without a question: every section it shows.
     let path = format!("/v1/users/{user}/context?query={}&max_tokens=4000", urlencode(query));
     text.push_str(&app.get_as(key, &path).await.text().await.unwrap());
+    text.push_str(&app.get_as(key, &format!("/v1/users/{user}/context?max_tokens=4000")).await.text().await.unwrap());
     text.push_str(&app.get_as(key, &format!("/v1/users/{user}/export")).await.text().await.unwrap());
     text.push_str(&app.get_as(key, &format!("/v1/users/{user}/entities?limit=200")).await.text().await.unwrap());
     text
@@ -127,7 +129,8 @@ async fn replay(file: &str) -> Vec<String> {
 
 /// An assistant that answers "Done — I won't remember 1187 Birchwood Lane" repeats what
 /// was just forgotten: whether its reply comes in the request's batch or in a request of
-/// its own, the value is in no table and no section of `/context`, while the rest stays.
+/// its own, the value is in no table and no section of `/context`, while the rest of the
+/// reply and of the user's turn stays.
 #[tokio::test]
 async fn a_reply_that_repeats_what_was_forgotten_keeps_none_of_it() {
     let app = spawn_app().await;
@@ -141,7 +144,7 @@ async fn a_reply_that_repeats_what_was_forgotten_keeps_none_of_it() {
             "apart",
             "We live at 1187 Birchwood Lane now. I coach the under-nine football team.",
             "Please forget my address.",
-            "Done — I won't remember 1187 Birchwood Lane.",
+            "Done — I won't remember 1187 Birchwood Lane. For dinner, try Zuni Café at 7:30.",
             "1187 Birchwood",
             "football",
         ),
@@ -175,10 +178,11 @@ async fn a_reply_that_repeats_what_was_forgotten_keeps_none_of_it() {
         }
         for (user, _, request, _, value, kept) in cases {
             assert_eq!(hits(&app, value).await, vec![], "{user}: `{value}` stored (after jobs: {})", now.is_some());
-            let path = format!("/v1/users/{user}/context?max_tokens=4000");
-            let context = app.get_as(&key, &path).await.text().await.unwrap();
-            let text = context + &served(&app, &key, user, value).await + &served(&app, &key, user, request).await;
+            let text = served(&app, &key, user, value).await + &served(&app, &key, user, request).await;
             assert!(!text.contains(value), "{user}: `{value}` served: {text}");
+            if user == "apart" {
+                assert!(!hits(&app, "Zuni Café").await.is_empty(), "the rest of the reply stays");
+            }
             let found = app.search(&key, &json!({"user_id": user, "query": kept, "kinds": ["fact", "event"]})).await;
             assert!(found.to_string().contains(kept), "{user}: `{kept}` lost: {found}");
         }

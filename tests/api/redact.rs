@@ -127,3 +127,34 @@ async fn a_rule_added_later_reaches_every_stored_row_once() {
             .unwrap();
     assert!(text.contains("[phone]") && text.contains("Brixham"), "{text}");
 }
+
+/// A worker that starts with rules other than those recorded queues a `redact` run at
+/// once, and records the new fingerprint, so that the next start with the same rules
+/// queues none.
+#[tokio::test]
+async fn a_worker_started_with_other_rules_queues_a_redact_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("jobs/redact.toml", dir.path().join("redact.toml")).unwrap();
+    let mut settings = crate::helpers::test_settings();
+    settings.server.role = engram_base::configuration::Role::All;
+    settings.jobs.dir = dir.path().to_owned();
+    settings.jobs.poll_ms = 50;
+    let app = crate::helpers::spawn_app_with(settings).await;
+    let mut run = None;
+    for _ in 0..200 {
+        run = sqlx::query_as::<_, (String, String)>("SELECT trigger, status FROM job_runs WHERE job = 'redact'")
+            .fetch_optional(&app.db.pool)
+            .await
+            .unwrap();
+        if run.as_ref().is_some_and(|(_, status)| status == "succeeded") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(run, Some(("schedule".into(), "succeeded".into())), "a run at start, done");
+    let pool = &app.db.pool;
+    let current =
+        engram_core::ingest::secrets::fingerprint(&engram_base::configuration::IngestSettings::default().redact);
+    assert!(!engram_core::jobs::runs::swap_secret_rules(pool, &current).await.unwrap(), "recorded at start");
+    assert!(engram_core::jobs::runs::swap_secret_rules(pool, "other rules").await.unwrap());
+}

@@ -121,8 +121,9 @@ impl VectorColumn {
         }
         let sql = format!(
             "SELECT {key}::text, {text} FROM {table}
-              WHERE tenant_id = $1 AND user_id = $2 AND {filter} AND {key}::text = ANY($3)",
+              WHERE tenant_id = $1 AND user_id = $2 AND {filter} AND {key} = ANY($3::text[]::{key_type}[])",
             key = self.key,
+            key_type = self.key_type,
             text = (self.text)(),
             table = self.table,
             filter = self.filter
@@ -141,9 +142,11 @@ impl VectorColumn {
         let vectors = embedder.embed(&texts).await?;
         // Vectors of the model too are made again: `replace` writes over any other's.
         let sql = format!(
-            "UPDATE {table} SET embedding_model = NULL WHERE tenant_id = $1 AND user_id = $2 AND {key}::text = ANY($3)",
+            "UPDATE {table} SET embedding_model = NULL
+              WHERE tenant_id = $1 AND user_id = $2 AND {key} = ANY($3::text[]::{key_type}[])",
             table = self.table,
-            key = self.key
+            key = self.key,
+            key_type = self.key_type
         );
         sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(user).bind(&keys).execute(&mut *conn).await?;
         Ok(self.replace(conn, tenant, user, &keys, &vectors, embedder.model()).await?)

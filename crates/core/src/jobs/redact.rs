@@ -109,7 +109,7 @@ pub struct RedactParams {
 
 impl Default for RedactParams {
     fn default() -> Self {
-        Self { batch_size: 500, max_rows_per_user: 50_000 }
+        Self { batch_size: 500, max_rows_per_user: 5_000 }
     }
 }
 
@@ -132,13 +132,14 @@ async fn run_unit(
     if state["rules"] == fingerprint.as_str() {
         return Ok(counts);
     }
-    let mut progress = match state["redacting"] == fingerprint.as_str() {
-        true => Progress {
-            table: state["table"].as_u64().unwrap_or(0) as usize,
-            after: state["after"].as_str().map(str::to_owned),
-        },
-        false => Progress { table: 0, after: None },
+    // The table is kept by name: a release that reorders them resumes at the right one.
+    let resumed =
+        TABLES.iter().position(|t| state["table"] == t.name).filter(|_| state["redacting"] == fingerprint.as_str());
+    let mut progress = match resumed {
+        Some(table) => Progress { table, after: state["after"].as_str().map(str::to_owned) },
+        None => Progress { table: 0, after: None },
     };
+    let mut relations_changed = false;
     let wanted = |kind: &str| kinds.iter().any(|k| k == kind);
     let mut left = params.max_rows_per_user;
     while progress.table < TABLES.len() && left > 0 {
@@ -154,6 +155,7 @@ async fn run_unit(
         let mut changed: Vec<Row> = Vec::new();
         for (key, mut values) in rows {
             let mut found: Vec<&'static str> = Vec::new();
+            let before = values.clone();
             for (i, value) in values.iter_mut().enumerate() {
                 let kinds_here = match (i < table.texts.len(), value) {
                     (true, Value::String(text)) => {
@@ -166,7 +168,7 @@ async fn run_unit(
                 };
                 found.extend(kinds_here.into_iter().filter(|k| !found.contains(k)).collect::<Vec<_>>());
             }
-            if !found.is_empty() {
+            if values != before {
                 for kind in found {
                     counts.add(&format!("{}.{kind}", table.name), 1);
                 }
@@ -175,12 +177,22 @@ async fn run_unit(
         }
         table.write(conn, unit.tenant, unit.user.as_str(), &changed).await?;
         remake_vectors(conn, unit, models, table, &changed).await?;
+        relations_changed |= table.name == "relations" && !changed.is_empty();
+    }
+    // The walkable graph holds the relations' sentences and vectors too.
+    if relations_changed {
+        crate::graph::snapshot::refresh(conn, unit.tenant, unit.user, models.graph.settings.scan_limit).await?;
+    }
+    // What changed, counted without a value, in the audit log.
+    if counts.iter().any(|(action, _)| action.contains('.')) {
+        let details = json!({"redacted": counts.to_json(), "rules": fingerprint});
+        crate::users::audit(conn, unit.tenant, &format!("job:{JOB}"), "redact", unit.user.as_str(), details).await?;
     }
     let fields = match progress.table >= TABLES.len() {
         true => json!({"rules": fingerprint, "redacting": null, "table": null, "after": null}),
         false => {
             counts.add("users_with_more", 1);
-            json!({"redacting": fingerprint, "table": progress.table, "after": progress.after})
+            json!({"redacting": fingerprint, "table": TABLES[progress.table].name, "after": progress.after})
         }
     };
     checkpoints::set_state(conn, unit.tenant, unit.user, JOB, &fields).await?;
@@ -219,12 +231,12 @@ async fn remake_vectors(
     Ok(())
 }
 
-/// Users with stored rows whose checkpoint does not hold the current rules' fingerprint.
+/// Users with sessions or memories whose checkpoint does not hold the current rules' fingerprint.
 async fn candidates(pool: &PgPool, scope: &Scope, fingerprint: &str) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     sqlx::query_as(
         "SELECT u.tenant_id, u.user_id FROM (
-                SELECT DISTINCT tenant_id, user_id FROM events
+                SELECT DISTINCT tenant_id, user_id FROM sessions
                  WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
                 UNION
                 SELECT DISTINCT tenant_id, user_id FROM memories

@@ -86,9 +86,9 @@ pub async fn honour(
 }
 
 /// The assistant's replies among `turns` that answer a request to forget (the user's turn
-/// just before holds [`DELETED`]) lose their sentences that name a value: such a reply
-/// has nothing of its own to keep, and a value it names is the one forgotten ("Done —
-/// I won't remember 1187 Birchwood Lane."). Called for the reply already stored when the
+/// just before holds [`DELETED`]) lose their sentences that speak of forgetting and name
+/// a value: the value is the one forgotten ("Done — I won't remember 1187 Birchwood
+/// Lane."). The rest of the reply stays ("Try the café on Union Square at 7:30."). Called for the reply already stored when the
 /// request is honoured, and for a reply stored after it.
 pub async fn acknowledgments(
     conn: &mut PgConnection,
@@ -128,8 +128,13 @@ pub async fn acknowledging(
     .await?;
     Ok(replies
         .into_iter()
-        .filter_map(|(id, content)| super::without(&content, |s| !values::of(s).is_empty()).map(|kept| (id, kept)))
+        .filter_map(|(id, content)| super::without(&content, acknowledges).map(|kept| (id, kept)))
         .collect())
+}
+
+/// A sentence that speaks of forgetting or keeping and names a value.
+fn acknowledges(sentence: &str) -> bool {
+    requests::speaks_of_keeping(sentence) && !values::of(sentence).is_empty()
 }
 
 /// The memory that stays: that the user asked to forget something, and when.

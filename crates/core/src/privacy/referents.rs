@@ -37,6 +37,9 @@ const CLEARLY_SIMILAR: f32 = 0.5;
 /// The least similarity at which the closest statement of the request's session, or a
 /// statement of an earlier one that talks about the topic's kind, is about the topic.
 const SESSION_SIMILAR: f32 = 0.2;
+/// The least similarity to what goes at which a sentence with no subject of its own may
+/// go on about it.
+const GOES_ON: f32 = 0.05;
 /// What being right after a sentence that goes adds to a sentence's similarity to what
 /// goes, when it is weighed against what the turn keeps.
 const NEXT_TO_GONE: f32 = 0.1;
@@ -228,29 +231,36 @@ fn by_topic(said: &mut [Said], topic: &str, topic_v: &Embedding, vectors: &[Embe
             said[i].gone = true;
         }
     }
-    going_on(said, vectors);
+    going_on(said, topic, vectors);
 }
 
-/// Going on without a word that points back ("My sister is divorcing. Crying every
-/// night."): a later sentence of the same user turn that brings no subject of its own
-/// ([`topics::no_new_subject`]) and is closer in meaning to what goes from the turn than
-/// to anything the turn keeps.
-fn going_on(said: &mut [Said], vectors: &[Embedding]) {
+/// Going on about a person without a word that points back ("My sister Dana is going
+/// through a divorce. Crying every night."): when the topic names a person by their
+/// relation to the user, a later sentence of a user turn that already loses one, with no
+/// subject of its own ([`topics::no_new_subject`]), goes when it is close in meaning to
+/// what goes from the turn (at least [`GOES_ON`]) and closer to it than to anything the
+/// turn keeps. Decided against what went before this step, so one decision does not
+/// tip the next.
+fn going_on(said: &mut [Said], topic: &str, vectors: &[Embedding]) {
+    if !topics::names_a_person(topic) {
+        return;
+    }
+    let gone: Vec<bool> = said.iter().map(|s| s.gone).collect();
     for i in 0..said.len() {
         let s = &said[i];
-        if s.gone || s.turn.role != Role::User || !topics::no_new_subject(&s.text) {
+        if gone[i] || s.turn.role != Role::User || !topics::no_new_subject(&s.text) {
             continue;
         }
         let turn = s.turn.id;
-        let closest = |gone: bool, before: bool| {
+        let closest = |went: bool, before: bool| {
             (0..said.len())
-                .filter(|&j| j != i && said[j].turn.id == turn && said[j].gone == gone && (!before || j < i))
+                .filter(|&j| j != i && said[j].turn.id == turn && gone[j] == went && (!before || j < i))
                 .map(|j| vectors[i].cosine(&vectors[j]))
                 .fold(None, |best: Option<f32>, sim| Some(best.map_or(sim, |b| b.max(sim))))
         };
-        let Some(to_gone) = closest(true, true) else { continue };
+        let Some(to_gone) = closest(true, true).filter(|sim| *sim >= GOES_ON) else { continue };
         // The sentence right after one that goes is a little more likely to go on about it.
-        let next_to = i > 0 && said[i - 1].turn.id == turn && said[i - 1].gone;
+        let next_to = i > 0 && said[i - 1].turn.id == turn && gone[i - 1];
         let to_gone = to_gone + if next_to { NEXT_TO_GONE } else { 0.0 };
         if closest(false, false).is_none_or(|to_kept| to_gone > to_kept) {
             said[i].gone = true;

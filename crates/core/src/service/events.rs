@@ -62,13 +62,11 @@ pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEven
 /// A reply stored after the request it answers loses the values it names (see
 /// [`forget::acknowledgments`]).
 async fn acknowledged(state: &AppState, principal: &Principal, user: &UserId, ids: &[Uuid]) -> Result<(), Error> {
-    // Most replies answer no such request: read first, write only when one does.
-    let mut conn = state.db.pool.acquire().await?;
-    if forget::acknowledging(&mut conn, &principal.tenant, user, ids).await?.is_empty() {
+    let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
+    // Most replies answer no such request: read first, lock and write only when one does.
+    if forget::acknowledging(&mut tx, &principal.tenant, user, ids).await?.is_empty() {
         return Ok(());
     }
-    drop(conn);
-    let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     crate::users::hold(&mut tx, &principal.tenant, &[user.as_str()]).await?;
     let rewritten = forget::acknowledgments(&mut tx, &principal.tenant, user, ids).await?;
     tx.commit().await?;

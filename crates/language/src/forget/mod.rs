@@ -69,8 +69,9 @@ static EN_NOT_KEEP: LazyLock<Regex> = LazyLock::new(|| {
 static EN_NOTHING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
-        \b(?:keep|store|save|remember|retain|record|hold\s+on\s+to)\s+nothing\s+(?P<rest>(?:about|of|on|concerning|regarding)\b.*)
-        |\bnothing\s+(?P<rest2>(?:about|of|on|concerning|regarding)\s+.{1,60}?)\s+(?:should|may|can|must)\s+(?:stay|remain|be\s+kept|be\s+stored|be\s+saved|be\s+remembered)\b",
+        ^\s*(?:(?:please|pls|so|just|and|ok|okay|now|then)[,\s]+)*(?:keep|store|save|remember|retain|record|hold\s+on\s+to)\s+nothing\s+(?P<rest>(?:about|of|on|concerning|regarding)\b.*)
+        |\bnothing\s+(?P<rest2>(?:about|of|on|concerning|regarding)\s+.{1,60}?)\s+(?:should|may|can|must)\s+(?:stay|remain|be\s+kept|be\s+stored|be\s+saved|be\s+remembered)
+           \s+(?:in\s+(?:your\s+)?(?:memory|memories|notes|records)|with\s+you|on\s+file)\b",
     )
     .expect("a valid pattern")
 });
@@ -98,7 +99,7 @@ static ZH_ABOUT: LazyLock<Regex> =
 /// English: someone the speaker names by their relation told them what a request points
 /// back at ("my colleague told me that …").
 static TOLD_BY: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bmy\s+(?P<who>[a-z][\w-]*)\s+(?:\w+\s+){0,2}?(?:told|said|shared|mentioned|confided|asked)\b[^.!?]*\b(?:that|this|it)\b")
+    Regex::new(r"(?i)\bmy\s+(?P<who>[a-z][\w-]*)\s+(?:\w+\s+){0,2}?(?:told|said|shared|mentioned|confided)\b[^.!?]*\b(?:that|this|it)\b")
         .expect("a valid pattern")
 });
 
@@ -144,6 +145,12 @@ static SPEAKERS_CLAUSE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+/// An object too general to name anything the user said ("can you forget things?").
+static GENERIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:things|stuff|me|us|everything|anything|people|conversations|chats)\b")
+        .expect("a valid pattern")
+});
+
 /// The object of a deletion is the user's, or what was said.
 static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:my|me|mine|i|i've|i'm|that|this|it|what|everything|anything|all)\b|\b(?:from|in)\s+(?:your\s+)?memory\b")
@@ -153,6 +160,17 @@ static ABOUT_USER: LazyLock<Regex> = LazyLock::new(|| {
 /// Where a request's object ends and another clause begins.
 static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i),\s*(?:i|i'm|i'd|it|it's|its|she|he|they|she's|he's|they're|that|that's|this|if|because|since|as|so|please|ok|okay|thanks|thank|it\s+is|which|we|you|and\s+(?:i|it|please))\b|\s+(?:because|since|if|so\s+that|as\s+it|as\s+i)\b")
+        .expect("a valid pattern")
+});
+
+/// Whether `sentence` speaks of forgetting, deleting or keeping, as a reply to a request
+/// does ("I won't remember 1187 Birchwood Lane", "文三路259号不会保存").
+pub fn speaks_of_keeping(sentence: &str) -> bool {
+    KEEPING.is_match(sentence)
+}
+
+static KEEPING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:forget|forgot|forgotten|remember|remembered|keep|kept|store|stored|save|saved|delete|deleted|remove|removed|erase|erased|wipe|wiped|record|noted|note)\b|忘|记|删|保存|存|保留|清除")
         .expect("a valid pattern")
 });
 
@@ -178,6 +196,7 @@ pub fn detect(sentence: &str) -> Option<Request> {
     // by someone named by their relation to the speaker is about them.
     if request.points_back
         && let Some(told) = TOLD_BY.captures(before)
+        && topics::names_a_person(&told["who"])
     {
         (request.topic, request.points_back) = (told["who"].to_owned(), false);
         return Some(request);
@@ -232,7 +251,12 @@ fn detect_english(s: &str) -> Option<Found> {
     // "I forgot my password", "don't forget to call": the verb is the speaker's, or an order
     // to remember; "I can relax, forget my troubles": the speaker's clause goes on.
     let lead_at = caps.get(0).map_or(0, |m| m.start());
-    let asked = caps.get(0).is_some_and(|m| m.as_str().to_lowercase().contains("you "));
+    // "Could you forget all of that about my mom?" asks; "will you forget me?" and "can
+    // you forget things?" do not, and are left to the check below.
+    let lead = caps.get(0).map(|m| m.as_str().to_lowercase()).unwrap_or_default();
+    let asked = ["can you", "could you", "would you"].iter().any(|l| lead.contains(l))
+        && ABOUT_USER.is_match(&caps["rest"])
+        && !GENERIC.is_match(caps["rest"].trim());
     if !asked && EN_NOT_REQUEST.find_iter(s).any(|m| m.start() <= verb_at && verb_at < m.end() + 1)
         || deleting && SPEAKERS_CLAUSE.is_match(&s[..lead_at])
     {
@@ -311,7 +335,8 @@ fn topic_words(rest: &str) -> String {
 /// The words of a Chinese object that say what it is about.
 fn zh_topic(text: &str) -> String {
     let clause = text.split(['，', '。', '！', '？', ',', '!', '?', '；']).next().unwrap_or("");
-    let mut topic = clause.to_owned();
+    // "跟前女友有关的": "with" only at the start, not inside a word (高跟鞋).
+    let mut topic = clause.trim_start().trim_start_matches('跟').to_owned();
     for word in ZH_REQUEST_CHARS.iter().filter(|w| w.chars().count() > 1) {
         topic = topic.replace(word, " ");
     }

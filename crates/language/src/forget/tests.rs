@@ -44,6 +44,8 @@ fn the_verbs_of_discarding_and_of_holding_on_are_classes_not_phrases() {
     assert_eq!(topic("Could you forget all of that about my aunt?"), Some(("aunt".into(), false)));
     assert_eq!(topic("Scrub everything regarding my nephew."), Some(("nephew".into(), false)));
     assert_eq!(topic("关于我室友的，全部删除。"), Some(("室友".into(), false)));
+    assert_eq!(topic("这事你别记了"), Some((String::new(), true)));
+    assert_eq!(topic("My boss asked me to send it by Friday, so don't save that."), Some((String::new(), true)));
     assert_eq!(topic("我表哥的事情，请从记忆里删掉。"), Some(("表哥".into(), false)));
     assert_eq!(topic("跟前男友有关的，统统忘掉。"), Some(("前男友".into(), false)));
 }
@@ -66,4 +68,8 @@ fn statements_and_tasks_are_not_requests() {
     assert_eq!(topic("It's easy to get lost and forget that."), None);
     assert_eq!(topic("At the lake I can relax, forget my worries, and read."), None);
     assert_eq!(topic("You never know what tomorrow brings."), None);
+    assert_eq!(topic("Honestly I remember nothing about my grandfather."), None);
+    assert_eq!(topic("Nothing about the plan should stay the same."), None);
+    assert_eq!(topic("Will you forget me when I close this chat?"), None);
+    assert_eq!(topic("Can you forget things?"), None);
 }

@@ -89,6 +89,25 @@ pub fn continues(sentence: &str) -> bool {
     CONTINUES.is_match(sentence)
 }
 
+/// Whether `topic` names a person by their relation to the user: kin, a partner or an ex,
+/// a friend, someone at work or at home ("sister's situation", "best friend", "前女友", "我妈").
+pub fn names_a_person(topic: &str) -> bool {
+    RELATION.is_match(topic)
+}
+
+static RELATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)
+        \b(?:(?:step|half|grand|great[\s-]?grand)[\s-]?)?(?:mother|mum|mom|mommy|mama|father|dad|daddy|papa|parents?|sister|brother|sibling|son|daughter|kids?|child|children|baby
+           |grandmother|grandma|granny|grandfather|grandpa|grandparents?|aunt|auntie|uncle|cousin|niece|nephew|in-laws?|mother-in-law|father-in-law
+           |wife|husband|spouse|partner|fianc[ée]e?|boyfriend|girlfriend|ex|ex-wife|ex-husband|ex-boyfriend|ex-girlfriend|ex-partner
+           |friend|best\s+friend|bestie|roommate|flatmate|housemate|neighbou?r|colleague|coworker|co-worker|boss|manager|landlord|tenant)s?(?:'s)?\b
+        | 妈|母亲|爸|父亲|父母|爹|娘|姐|妹|哥|弟|儿子|女儿|孩子|宝宝|奶奶|爷爷|外婆|外公|姥姥|姥爷|姑|姨|舅|叔|伯|表哥|表姐|表弟|表妹|堂哥|堂姐|侄|外甥
+        | 老婆|老公|妻子|丈夫|爱人|对象|男朋友|女朋友|男友|女友|前任|前夫|前妻|前男友|前女友|闺蜜|朋友|室友|同事|老板|领导|邻居|房东",
+    )
+    .expect("a valid pattern")
+});
+
 /// Whether `sentence` brings no subject of its own: it does not open with the speaker
 /// ("I", "my", "我") or a turn to something else ("Also,", "Separately,", "另外"), so it
 /// may go on about what was said before it ("Crying every night.", "分开以后很难过。").
@@ -144,7 +163,17 @@ pub fn words(topic: &str) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{continues, names, no_new_subject, talks_about, words};
+    use super::{continues, names, names_a_person, no_new_subject, talks_about, words};
+
+    #[test]
+    fn a_person_is_named_by_their_relation_to_the_user() {
+        for person in ["sister's situation", "best friend", "ex-wife", "stepdad", "前女友", "妈", "同事"] {
+            assert!(names_a_person(person), "{person}");
+        }
+        for thing in ["home address", "salary", "medical info", "passport number", "地址", "工资"] {
+            assert!(!names_a_person(thing), "{thing}");
+        }
+    }
 
     #[test]
     fn a_sentence_that_opens_with_the_speaker_or_a_turn_brings_a_subject_of_its_own() {

@@ -3,10 +3,6 @@
 //! id by its check character, US social security numbers by the ranges never issued, and
 //! random-looking tokens by their character entropy.
 
-/// Changes whenever a check below decides differently, so that the rules' fingerprint
-/// ([`super::rule_set`]) changes with it.
-pub const VERSION: u32 = 2;
-
 /// Only the digits of `text`: the groups are read across any separator.
 fn digits(text: &str) -> Vec<u32> {
     text.chars().filter_map(|c| c.to_digit(10)).collect()

@@ -94,21 +94,31 @@ fn chosen_password(s: &str, _: &str) -> Option<(usize, usize)> {
     checks::chosen(s).then_some((0, s.len()))
 }
 
-/// After an everyday name ("pass", "login"), a value that mixes letters with digits or
-/// symbols, a full stop that ends the sentence aside.
-fn mixed_password(s: &str, _: &str) -> Option<(usize, usize)> {
+/// After an everyday name ("pass", "pw", "login"), a value that mixes letters with digits
+/// or symbols (not an address or a link), a full stop that ends the sentence aside; after
+/// "login", which also names user names ("jsmith42"), one with a symbol or a capital too.
+fn mixed_password(s: &str, before: &str) -> Option<(usize, usize)> {
     let value = s.trim_end_matches(['.', '!', '?', ')', '"', '\'']);
-    checks::mixed(value).then_some((0, value.len()))
+    let address = value.split_once('@').is_some_and(|(_, domain)| domain.contains('.'));
+    let link = address || value.contains("://");
+    let login = before.to_lowercase().contains("log");
+    let strong = value.chars().any(|c| c.is_ascii_punctuation() && !matches!(c, '.' | '_' | '-'))
+        || value.chars().skip(1).any(char::is_uppercase);
+    (checks::mixed(value) && !link && (!login || strong)).then_some((0, value.len()))
 }
 
-/// Words that name a card or a bank account.
-static ACCOUNT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"(?i)card|account|debit|credit|visa|master|amex|bank|atm|卡|账户|银行").expect("a valid pattern")
+/// "social" in words that name something else: the value after them is not an SSN.
+static SOCIAL_ELSE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?i)^\s*(?:media|worker|workers|services?|club|event|life|network|skills|studies|circle|hour|care|housing|science|enterprise|justice|security)\b")
+        .expect("a valid pattern")
 });
 
-/// A "pin" or "code" is a card's or an account's when one is named just before it.
-fn near_an_account(s: &str, before: &str) -> Option<(usize, usize)> {
-    ACCOUNT.is_match(before).then_some((0, s.len()))
+/// After the everyday "social", a value unless the word after it names something else
+/// ("my social worker's case number is …").
+fn everyday_social(s: &str, before: &str) -> Option<(usize, usize)> {
+    let lower = before.to_lowercase();
+    let named_else = lower.rfind("social").is_some_and(|at| SOCIAL_ELSE.is_match(&lower[at + "social".len()..]));
+    (!named_else && checks::ssn(s)).then_some((0, s.len()))
 }
 
 /// A named card number: 12 to 19 digits, whatever its checksum.
@@ -175,11 +185,11 @@ macro_rules! aside {
     };
 }
 
-/// What joins a value to the name after it, within a short window: a dash, colon or
-/// comma, "is", "=", "that's", "that one's", then "my", "the" or the like.
+/// What joins a value to the name after it, within a short window: a dash, or "is", "=",
+/// "that's", "that one's" (after a colon or a comma too), then "my", "the" or the like.
 macro_rules! link {
     () => {
-        r"\s*(?:(?:[—–:,]|\s-)\s*(?:(?:(?:that|this|it)(?:\s+one)?(?:'s|’s|\s+is|\s+was)|is|was|as|=)\s+)?|(?:(?:that|this|it)(?:\s+one)?(?:'s|’s|\s+is|\s+was)|is|was|as|=)\s+)(?:my|our|the|his|her|their)?\s*"
+        r"\s*(?:(?:[—–]|\s-)\s*(?:(?:(?:that|this|it)(?:\s+one)?(?:'s|’s|\s+is|\s+was)|is|was|as|=)\s+)?|(?:[:,]\s*)?(?:(?:that|this|it)(?:\s+one)?(?:'s|’s|\s+is|\s+was)|is|was|as|=)\s+)(?:my|our|the|his|her|their)?\s*"
     };
 }
 
@@ -227,7 +237,7 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: "card_number",
-        pattern: r"(?:^|[^0-9])(?P<secret>\d(?:[ ./-]?\d){12,30})(?:[^0-9]|$)",
+        pattern: r"(?:^|[^0-9])(?P<secret>\d(?:[ -]?\d){12,30}|\d{4}(?:\.\d{4}){2}\.\d{4}(?:\.\d{3})?|\d{4}\.\d{6}\.\d{5}|\d{4}(?:/\d{4}){2}/\d{4}(?:/\d{3})?|\d{4}/\d{6}/\d{5})(?:[^0-9]|$)",
         check: card_within,
     },
     Rule {
@@ -237,8 +247,13 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         kind: "ssn",
-        pattern: r"(?i)(?:\b(?:ssn|social security(?: number| no\.?| #)?|social(?: number| no\.?| #)?)(?:\b|\s)|社会安全号(?:码)?)(?:[^\n]{0,25}?[^0-9])?(?P<secret>\d{3}[ ./-]?\d{2}[ ./-]?\d{4})(?:[^0-9]|$)",
+        pattern: r"(?i)(?:\b(?:ssn|social security(?: number| no\.?| #)?)(?:\b|\s)|社会安全号(?:码)?)(?:[^\n]{0,25}?[^0-9])?(?P<secret>\d{3}[ ./-]?\d{2}[ ./-]?\d{4})(?:[^0-9]|$)",
         check: whole!(checks::ssn),
+    },
+    Rule {
+        kind: "ssn",
+        pattern: r"(?i)\bsocial(?:\s+(?:number|no\.?|#))?[^\n]{0,25}?\s*(?:\b(?:is|was|reads)\b|:|#|=|[—–]|\s-)\s*(?P<secret>\d{3}[ ./-]?\d{2}[ ./-]?\d{4})(?:[^0-9]|$)",
+        check: everyday_social,
     },
     Rule {
         kind: "ssn",
@@ -293,11 +308,10 @@ pub static RULES: &[Rule] = &[
     Rule {
         kind: "password",
         pattern: concat!(
-            r"(?i)(?:^|[^A-Za-z0-9_])(?:pin|code|security code|cvv|cvc)\b",
-            aside!(),
-            r"\s*(?:is|was|:|：|=|是|[—–]|\s-)\s*(?P<secret>\d{3,8})(?:[^0-9]|$)"
+            r"(?i)(?:\b(?:card|account|debit|credit|bank|atm)\s+(?:pin|code)\b|\b(?:cvv|cvc|security code)\b|\b(?:pin|code)\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w'-]+\s+){0,3}?(?:card|account|visa|mastercard|amex|debit)\b)",
+            r"(?:,[^,:\n]{1,40}?,?)?\s*(?:is|was|:|：|=|是|[—–]|\s-)\s*(?P<secret>\d{3,8})(?:[^0-9]|$)"
         ),
-        check: near_an_account,
+        check: whole!(checks::any),
     },
     Rule {
         kind: "password",
