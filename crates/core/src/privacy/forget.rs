@@ -96,39 +96,44 @@ pub async fn acknowledgments(
     user: &UserId,
     turns: &[Uuid],
 ) -> sqlx::Result<crate::ingest::rewrite::Rewritten> {
-    let rewrites = acknowledging(conn, tenant, user, turns).await?;
+    let rewrites: Vec<(Uuid, String)> = acknowledging(conn, tenant, turns)
+        .await?
+        .into_iter()
+        .filter(|(owner, _, _)| owner == user)
+        .map(|(_, id, kept)| (id, kept))
+        .collect();
     crate::ingest::rewrite::rewrite_turns(conn, tenant, user, &rewrites).await
 }
 
-/// The replies among `turns` that [`acknowledgments`] would rewrite, with what stays of
-/// them; reads only.
+/// The replies among `turns`, of any of the tenant's users, that [`acknowledgments`]
+/// would rewrite: their user, id and what stays of them; reads only, one statement for
+/// a whole batch. The turn before a reply is the one stored before it (by `seq`, which an
+/// index walks back from the reply): a reply is stored after what it answers.
 pub async fn acknowledging(
     conn: &mut PgConnection,
     tenant: &TenantId,
-    user: &UserId,
     turns: &[Uuid],
-) -> sqlx::Result<Vec<(Uuid, String)>> {
+) -> sqlx::Result<Vec<(UserId, Uuid, String)>> {
     if turns.is_empty() {
         return Ok(Vec::new());
     }
-    let replies: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT a.id, a.content FROM events a
+    let replies: Vec<(UserId, Uuid, String)> = sqlx::query_as(
+        "SELECT a.user_id, a.id, a.content FROM events a
            JOIN LATERAL (SELECT p.role, p.content FROM events p
-                          WHERE p.tenant_id = a.tenant_id AND p.user_id = a.user_id AND p.session_id = a.session_id
-                            AND (p.created_at, p.seq) < (a.created_at, a.seq)
-                          ORDER BY p.created_at DESC, p.seq DESC LIMIT 1) p
-             ON p.role = 'user' AND strpos(p.content, $4) > 0
-          WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.id = ANY($3) AND a.role = 'assistant'",
+                          WHERE p.tenant_id = a.tenant_id AND p.user_id = a.user_id AND p.seq < a.seq
+                            AND p.session_id = a.session_id
+                          ORDER BY p.seq DESC LIMIT 1) p
+             ON p.role = 'user' AND strpos(p.content, $3) > 0
+          WHERE a.tenant_id = $1 AND a.id = ANY($2) AND a.role = 'assistant'",
     )
     .bind(tenant.as_str())
-    .bind(user.as_str())
     .bind(turns)
     .bind(DELETED)
     .fetch_all(&mut *conn)
     .await?;
     Ok(replies
         .into_iter()
-        .filter_map(|(id, content)| super::without(&content, acknowledges).map(|kept| (id, kept)))
+        .filter_map(|(user, id, content)| super::without(&content, acknowledges).map(|kept| (user, id, kept)))
         .collect())
 }
 

@@ -26,12 +26,8 @@ pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEven
         .filter(|(_, e)| e.role == Role::User && forget::asks_to_forget(&e.content))
         .map(|(i, e)| (i, e.user_id.clone()))
         .collect();
-    let roles: Vec<(usize, UserId)> = events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.role == Role::Assistant)
-        .map(|(i, e)| (i, e.user_id.clone()))
-        .collect();
+    let replies: Vec<usize> =
+        events.iter().enumerate().filter(|(_, e)| e.role == Role::Assistant).map(|(i, _)| i).collect();
     let done =
         ingest::ingest(&state.db, &principal.tenant, events, &state.settings.ingest, Some(&state.detector)).await?;
     state.vectors.submit(&principal.tenant, &done.fresh);
@@ -47,30 +43,37 @@ pub async fn append(state: &AppState, principal: &Principal, events: Vec<NewEven
     for (user, ids) in by_user {
         honour(state, principal, &user, &ids).await?;
     }
-    let mut replies: BTreeMap<UserId, Vec<Uuid>> = BTreeMap::new();
-    for (i, user) in roles {
-        if done.fresh.contains(&done.ids[i]) {
-            replies.entry(user).or_default().push(done.ids[i]);
-        }
-    }
-    for (user, ids) in replies {
-        acknowledged(state, principal, &user, &ids).await?;
-    }
+    let replies: Vec<Uuid> =
+        replies.into_iter().filter(|i| done.fresh.contains(&done.ids[*i])).map(|i| done.ids[i]).collect();
+    acknowledged(state, principal, &replies).await?;
     Ok(done)
 }
 
-/// A reply stored after the request it answers loses the values it names (see
-/// [`forget::acknowledgments`]).
-async fn acknowledged(state: &AppState, principal: &Principal, user: &UserId, ids: &[Uuid]) -> Result<(), Error> {
-    let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
-    // Most replies answer no such request: read first, lock and write only when one does.
-    if forget::acknowledging(&mut tx, &principal.tenant, user, ids).await?.is_empty() {
+/// Replies stored after the request they answer lose the values they name (see
+/// [`forget::acknowledgments`]); one read for the whole batch, a write only for a user
+/// with such a reply.
+async fn acknowledged(state: &AppState, principal: &Principal, ids: &[Uuid]) -> Result<(), Error> {
+    if ids.is_empty() {
         return Ok(());
     }
-    crate::users::hold(&mut tx, &principal.tenant, &[user.as_str()]).await?;
-    let rewritten = forget::acknowledgments(&mut tx, &principal.tenant, user, ids).await?;
+    let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
+    let found = forget::acknowledging(&mut tx, &principal.tenant, ids).await?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut by_user: BTreeMap<UserId, Vec<(Uuid, String)>> = BTreeMap::new();
+    for (user, id, kept) in found {
+        by_user.entry(user).or_default().push((id, kept));
+    }
+    let users: Vec<&str> = by_user.keys().map(UserId::as_str).collect();
+    crate::users::hold(&mut tx, &principal.tenant, &users).await?;
+    let mut to_embed = Vec::new();
+    for (user, rewrites) in &by_user {
+        to_embed
+            .extend(crate::ingest::rewrite::rewrite_turns(&mut tx, &principal.tenant, user, rewrites).await?.to_embed);
+    }
     tx.commit().await?;
-    state.vectors.submit(&principal.tenant, &rewritten.to_embed);
+    state.vectors.submit(&principal.tenant, &to_embed);
     Ok(())
 }
 

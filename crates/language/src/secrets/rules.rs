@@ -181,7 +181,7 @@ fn card_within(s: &str, before: &str) -> Option<(usize, usize)> {
 /// number, for the booking, is …").
 macro_rules! aside {
     () => {
-        r"(?:\s+(?:for|to|of|on|at)\s+(?:the\s+|my\s+|our\s+)?[\w'-]{1,20}(?:\s+[\w'-]{1,20}){0,3})?(?:,[^,:\n]{1,40}?,?)?"
+        r"(?:\s+(?:for|to|of|on|at)\s+(?:the\s+|my\s+|our\s+)?[A-Za-z0-9'-]{1,20}(?:\s+[A-Za-z0-9'-]{1,20}){0,3})?(?:,[^,:\n]{1,40}?,?)?"
     };
 }
 
@@ -260,7 +260,7 @@ pub static RULES: &[Rule] = &[
         pattern: concat!(
             r"(?i)(?:^|[^0-9])(?P<secret>\d{3}[ ./-]?\d{2}[ ./-]?\d{4})",
             link!(),
-            r"(?:[\w'-]+\s+){0,2}?(?:ssn|social(?:\s+security)?)\b"
+            r"(?:[A-Za-z0-9'-]+\s+){0,2}?(?:ssn|social(?:\s+security)?)\b"
         ),
         check: whole!(checks::ssn),
     },
@@ -278,16 +278,16 @@ pub static RULES: &[Rule] = &[
         pattern: concat!(
             r"(?i)(?:^|[^A-Za-z0-9])(?P<secret>(?-i:[A-Z0-9]{6,10}))(?:",
             link!(),
-            r"(?:[\w'-]+\s+){0,2}?passport\b|\s*(?:[—–，,:：-]\s*)?(?:这(?:个)?(?:就)?是|就是|是|为)(?:我|我们)?的?护照)"
+            r"(?:[A-Za-z0-9'-]+\s+){0,2}?passport\b|\s*(?:[—–，,:：-]\s*)?(?:这(?:个)?(?:就)?是|就是|是|为)(?:我|我们)?的?护照)"
         ),
         check: whole!(id_like),
     },
     Rule {
         kind: "password",
         pattern: concat!(
-            r"(?i)(?:(?:^|[^A-Za-z0-9_])(?:password|passwd|passphrase|pass phrase|passcode|pwd|pin(?: code| number)?|wi-?fi (?:key|code))\b",
+            r"(?i)(?:(?-u:\b)(?:password|passwd|passphrase|pass phrase|passcode|pwd|pin(?: code| number)?|wi-?fi (?:key|code))\b",
             aside!(),
-            r"\s*(?:is now|is still|is|was|changed to|set to|:|=>|=|[—–]|\s-)\s*|(?:支付密码|登录密码|密码|口令|PIN码|(?:^|[^A-Za-z])pin)\s*(?:是|为|:|：|=|[—–]|-\s|改成了?|设成了?|换成了?)\s*)(?P<secret>[^\s，。,;；、]+)"
+            r"\s*(?:is now|is still|is|was|changed to|set to|:|=>|=|[—–]|\s-)\s*|(?:支付密码|登录密码|密码|口令|PIN码|(?-u:\b)pin)\s*(?:是|为|:|：|=|[—–]|-\s|改成了?|设成了?|换成了?)\s*)(?P<secret>[^\s，。,;；、]+)"
         ),
         check: password_value,
     },
@@ -299,7 +299,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         kind: "password",
         pattern: concat!(
-            r"(?i)(?:^|[^A-Za-z0-9_])(?:pw|pass|login|log-in)\b",
+            r"(?i)(?-u:\b)(?:pw|pass|login|log-in)\b",
             aside!(),
             r"\s*(?:is now|is|was|:|=|[—–]|\s-)\s*(?P<secret>[^\s，。,;；、]+)"
         ),
@@ -308,7 +308,7 @@ pub static RULES: &[Rule] = &[
     Rule {
         kind: "password",
         pattern: concat!(
-            r"(?i)(?:\b(?:card|account|debit|credit|bank|atm)\s+(?:pin|code)\b|\b(?:cvv|cvc|security code)\b|\b(?:pin|code)\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w'-]+\s+){0,3}?(?:card|account|visa|mastercard|amex|debit)\b)",
+            r"(?i)(?:\b(?:card|account|debit|credit|bank|atm)\s+(?:pin|code)\b|\b(?:cvv|cvc|security code)\b|\b(?:pin|code)\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+)?(?:[A-Za-z0-9'-]+\s+){0,3}?(?:card|account|visa|mastercard|amex|debit)\b)",
             r"(?:,[^,:\n]{1,40}?,?)?\s*(?:is|was|:|：|=|是|[—–]|\s-)\s*(?P<secret>\d{3,8})(?:[^0-9]|$)"
         ),
         check: whole!(checks::any),
@@ -328,7 +328,7 @@ pub static RULES: &[Rule] = &[
         pattern: concat!(
             r"(?i)(?:^|[\s\x22'(])(?P<secret>[^\s\x22'(),]{4,64}?)[,.]?",
             link!(),
-            r"(?:[\w-]+\s+){0,2}?(?:password|passphrase|passcode|pwd)\b"
+            r"(?:[A-Za-z0-9-]+\s+){0,2}?(?:password|passphrase|passcode|pwd)\b"
         ),
         check: chosen_password,
     },
@@ -337,7 +337,7 @@ pub static RULES: &[Rule] = &[
         pattern: concat!(
             r"(?i)(?:^|[\s\x22'(])(?P<secret>[^\s\x22'(),]{5,64}?)[,.]?",
             link!(),
-            r"(?:[\w-]+\s+){0,2}?(?:pw|pass|login|log-in)\b"
+            r"(?:[A-Za-z0-9-]+\s+){0,2}?(?:pw|pass|login|log-in)\b"
         ),
         check: mixed_password,
     },
@@ -346,7 +346,7 @@ pub static RULES: &[Rule] = &[
         pattern: concat!(
             r"(?i)(?:^|[^0-9])(?P<secret>\d{4,8})",
             link!(),
-            r"(?:(?:[\w'-]+\s+){0,2}?(?:pin|pin code|pin number)\b|(?:[\w'-]+\s+){0,2}?(?:card|account|debit|credit|visa|bank|atm)[\w'-]*\s+(?:pin|code)\b|(?:pin|code)\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w'-]+\s+){0,2}?(?:card|account|debit|credit|visa|mastercard|amex|bank|atm))"
+            r"(?:(?:[A-Za-z0-9'-]+\s+){0,2}?(?:pin|pin code|pin number)\b|(?:[A-Za-z0-9'-]+\s+){0,2}?(?:card|account|debit|credit|visa|bank|atm)[\w'-]*\s+(?:pin|code)\b|(?:pin|code)\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+)?(?:[A-Za-z0-9'-]+\s+){0,2}?(?:card|account|debit|credit|visa|mastercard|amex|bank|atm))"
         ),
         check: whole!(checks::any),
     },
