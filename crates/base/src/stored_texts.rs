@@ -24,6 +24,18 @@ pub struct TextColumns {
     pub vectors: Option<&'static VectorColumn>,
 }
 
+impl TextColumns {
+    /// A table keyed by its `id` (a uuid) within a user, named as the table is.
+    pub const fn by_id(
+        table: &'static str,
+        texts: &'static [&'static str],
+        jsons: &'static [&'static str],
+        vectors: Option<&'static VectorColumn>,
+    ) -> Self {
+        Self { name: table, table, key: "id", key_type: "uuid", texts, jsons, vectors }
+    }
+}
+
 /// One row: its key and its columns' values (a text column's as a JSON string or null).
 pub type Row = (String, Vec<Value>);
 

@@ -22,33 +22,9 @@ use engram_language::secrets::{redact_found, redact_json_found};
 
 /// Every table with free text, in the order a user's pass goes through them.
 const TABLES: [&TextColumns; 8] = [
-    &TextColumns {
-        name: "events",
-        table: "events",
-        key: "id",
-        key_type: "uuid",
-        texts: &["content"],
-        jsons: &["metadata"],
-        vectors: Some(&crate::ingest::vectors::VECTORS),
-    },
-    &TextColumns {
-        name: "memories",
-        table: "memories",
-        key: "id",
-        key_type: "uuid",
-        texts: &["content", "value", "source_quote"],
-        jsons: &[],
-        vectors: Some(&crate::memories::VECTORS),
-    },
-    &TextColumns {
-        name: "memory_history",
-        table: "memory_history",
-        key: "id",
-        key_type: "uuid",
-        texts: &["reason"],
-        jsons: &["before", "after"],
-        vectors: None,
-    },
+    &TextColumns::by_id("events", &["content"], &["metadata"], Some(&crate::ingest::vectors::VECTORS)),
+    &TextColumns::by_id("memories", &["content", "value", "source_quote"], &[], Some(&crate::memories::VECTORS)),
+    &TextColumns::by_id("memory_history", &["reason"], &["before", "after"], None),
     &TextColumns {
         name: "session_summaries",
         table: "sessions",
@@ -58,42 +34,10 @@ const TABLES: [&TextColumns; 8] = [
         jsons: &["summary_history"],
         vectors: Some(&summarize_sessions::VECTORS),
     },
-    &TextColumns {
-        name: "period_summaries",
-        table: "period_summaries",
-        key: "id",
-        key_type: "uuid",
-        texts: &["summary"],
-        jsons: &[],
-        vectors: Some(&summarize_periods::VECTORS),
-    },
-    &TextColumns {
-        name: "relations",
-        table: "relations",
-        key: "id",
-        key_type: "uuid",
-        texts: &["fact"],
-        jsons: &[],
-        vectors: None,
-    },
-    &TextColumns {
-        name: "graph_history",
-        table: "graph_history",
-        key: "id",
-        key_type: "uuid",
-        texts: &["reason"],
-        jsons: &["before", "after"],
-        vectors: None,
-    },
-    &TextColumns {
-        name: "feedback",
-        table: "feedback",
-        key: "id",
-        key_type: "uuid",
-        texts: &["note"],
-        jsons: &[],
-        vectors: None,
-    },
+    &TextColumns::by_id("period_summaries", &["summary"], &[], Some(&summarize_periods::VECTORS)),
+    &TextColumns::by_id("relations", &["fact"], &[], None),
+    &TextColumns::by_id("graph_history", &["reason"], &["before", "after"], None),
+    &TextColumns::by_id("feedback", &["note"], &[], None),
 ];
 
 const JOB: &str = "redact";
@@ -166,7 +110,11 @@ async fn run_unit(
                     (false, value) => redact_json_found(value, &wanted),
                     _ => Vec::new(),
                 };
-                found.extend(kinds_here.into_iter().filter(|k| !found.contains(k)).collect::<Vec<_>>());
+                for kind in kinds_here {
+                    if !found.contains(&kind) {
+                        found.push(kind);
+                    }
+                }
             }
             if values != before {
                 for kind in found {
