@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use uuid::Uuid;
 
+mod import;
 mod jobs;
 
 use engram_base::auth::{self, NewKey};
@@ -63,6 +64,15 @@ pub enum Command {
         file: PathBuf,
         #[arg(long, default_value = "default")]
         tenant: String,
+    },
+    /// Import a user's data: an engram export, or Mem0's get_all output (JSON).
+    Import {
+        file: PathBuf,
+        #[arg(long, default_value = "default")]
+        tenant: String,
+        /// The user to import into; without it, the user the document names.
+        #[arg(long)]
+        user: Option<String>,
     },
     /// Measure performance on this machine and print the figures.
     Bench {
@@ -189,6 +199,10 @@ async fn run_command(cli: Cli, mut settings: Settings) -> anyhow::Result<()> {
         Command::Job(command) => Some(jobs::Prepared::new(command, &settings)?),
         _ => None,
     };
+    let import = match &cli.command {
+        Command::Import { file, tenant, user } => Some(import::read(file, tenant, user.as_deref())?),
+        _ => None,
+    };
     if matches!(cli.command, Command::Eval { .. } | Command::Bench { .. }) {
         return instruments(&cli.command, &settings).await;
     }
@@ -219,6 +233,7 @@ async fn run_command(cli: Cli, mut settings: Settings) -> anyhow::Result<()> {
             false => Err(anyhow::anyhow!("no active key with id {id}")),
         },
         Command::Ingest { file, tenant } => ingest_file(&db, &settings, &file, &tenant).await,
+        Command::Import { file, .. } => import::run(&db, &settings, &file, import.expect("read above")).await,
         Command::Job(_) => job_command.expect("prepared above").run(&db, &settings).await,
         Command::Bench { .. } | Command::Eval { .. } => unreachable!("handled before the database opens"),
     };

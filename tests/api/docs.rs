@@ -142,6 +142,7 @@ fn setting_keys() -> BTreeSet<String> {
         ("jobs", fields_of::<JobSettings>()),
         ("tls", fields_of::<TlsSettings>()),
         ("telemetry", fields_of::<TelemetrySettings>()),
+        ("webhooks", fields_of::<WebhookSettings>()),
     ]);
     let top: BTreeSet<&str> = fields_of::<Settings>().iter().copied().collect();
     assert_eq!(top, sections.keys().copied().collect(), "a settings section is missing from this test");

@@ -27,16 +27,21 @@ fn admin_options() -> PgConnectOptions {
 
 /// A new, migrated database of its own, and its URL.
 pub async fn fresh_database() -> (Database, String) {
+    let (db, url) = empty_database().await;
+    db.migrate().await.expect("migrations apply to a fresh database");
+    (db, url)
+}
+
+/// A new database of its own with no migration applied yet, and its URL.
+pub async fn empty_database() -> (Database, String) {
     let name = format!("test_{}", uuid::Uuid::new_v4().simple());
     let mut admin = admin_options().connect().await.expect("the test PostgreSQL is reachable");
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
     admin.close().await.unwrap();
     let pool = PgPoolOptions::new().max_connections(8).connect_with(admin_options().database(&name)).await.unwrap();
-    let db = Database::from_pool(pool);
-    db.migrate().await.expect("migrations apply to a fresh database");
     let mut url = url::Url::parse(&std::env::var("ENGRAM_TEST_DATABASE_URL").unwrap()).unwrap();
     url.set_path(&name);
-    (db, url.to_string())
+    (Database::from_pool(pool), url.to_string())
 }
 
 pub fn test_settings() -> Settings {
@@ -55,6 +60,11 @@ pub async fn spawn_app() -> TestApp {
 
 pub async fn spawn_app_with(settings: Settings) -> TestApp {
     let (db, database_url) = fresh_database().await;
+    spawn_app_on(settings, db, database_url).await
+}
+
+/// A running engram on `db`, whose URL is `database_url`.
+pub async fn spawn_app_on(settings: Settings, db: Database, database_url: String) -> TestApp {
     let embedder = std::sync::Arc::new(
         engram_base::models::Embedder::from_settings(
             &Default::default(),
@@ -116,6 +126,14 @@ impl TestApp {
     pub async fn key(&self, tenant: &str, scopes: &str) -> String {
         let scopes: Vec<Scope> = auth::parse_scopes(scopes).unwrap();
         let key = auth::NewKey::new(TenantId::parse(tenant).unwrap(), &scopes);
+        auth::create_key(&self.db.pool, &key).await.unwrap().secret
+    }
+
+    /// A new key for `tenant` with `scopes`, bound to `user`.
+    pub async fn key_for_user(&self, tenant: &str, scopes: &str, user: &str) -> String {
+        let scopes: Vec<Scope> = auth::parse_scopes(scopes).unwrap();
+        let mut key = auth::NewKey::new(TenantId::parse(tenant).unwrap(), &scopes);
+        key.user = Some(engram_base::domain::UserId::parse(user).unwrap());
         auth::create_key(&self.db.pool, &key).await.unwrap().secret
     }
 

@@ -48,6 +48,10 @@ pub struct Metrics {
     pub graph_reached: prometheus::Histogram,
     pub job_interval: GaugeVec,
     pub ready: Gauge,
+    /// Webhook delivery attempts by outcome (`delivered`, `failed`, `expired`, `refused`).
+    pub webhook_deliveries: IntCounterVec,
+    /// The age of the oldest delivery still waiting in the outbox (0 when none waits).
+    pub webhook_outbox_age: Gauge,
 }
 
 fn counter(registry: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
@@ -177,6 +181,21 @@ impl Metrics {
                 r.register(Box::new(metric.clone())).expect("registered once");
                 metric
             },
+            webhook_deliveries: counter(
+                &r,
+                "engram_webhook_deliveries_total",
+                "Webhook delivery attempts by outcome (delivered|failed|expired|refused)",
+                &["outcome"],
+            ),
+            webhook_outbox_age: {
+                let metric = Gauge::new(
+                    "engram_webhook_outbox_age_seconds",
+                    "Age of the oldest webhook delivery still waiting, 0 when none waits",
+                )
+                .expect("valid metric");
+                r.register(Box::new(metric.clone())).expect("registered once");
+                metric
+            },
             rerank_calls: counter(
                 &r,
                 "engram_rerank_calls_total",
@@ -240,6 +259,9 @@ impl Metrics {
         for source in ["feedback", "detected"] {
             self.corrections.with_label_values(&[source]);
         }
+        for outcome in ["delivered", "failed", "expired", "refused"] {
+            self.webhook_deliveries.with_label_values(&[outcome]);
+        }
         for job in jobs {
             for status in ["succeeded", "failed", "cancelled"] {
                 self.job_runs.with_label_values(&[job, status]);
@@ -271,7 +293,7 @@ impl Metrics {
     /// (the text exposition leaves out families without any).
     pub fn names(&self) -> Vec<String> {
         use prometheus::core::Collector;
-        let collectors: [&dyn Collector; 25] = [
+        let collectors: [&dyn Collector; 27] = [
             &self.http_requests,
             &self.http_duration,
             &self.llm_requests,
@@ -297,6 +319,8 @@ impl Metrics {
             &self.graph_reached,
             &self.job_interval,
             &self.ready,
+            &self.webhook_deliveries,
+            &self.webhook_outbox_age,
         ];
         collectors.iter().flat_map(|c| c.desc()).map(|d| d.fq_name.clone()).collect()
     }

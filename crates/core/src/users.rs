@@ -37,6 +37,8 @@ const USER_TABLES: &[&str] = &[
     "period_summaries",
     "sessions",
     "events",
+    // Last: deleting memories puts their `memory.deleted` here first.
+    "webhook_outbox",
 ];
 
 /// The tables `memories` owns, in the order `USER_TABLES` lists them.
@@ -89,7 +91,7 @@ pub async fn export(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Re
     let mut tx = db.tenant_tx(tenant).await?;
     let mut out = serde_json::Map::new();
     // What is derived for lookups (own indexes, the graph row) is left out too.
-    for table in USER_TABLES.iter().rev().filter(|t| !matches!(**t, "user_vector_indexes" | "user_graphs")) {
+    for table in USER_TABLES.iter().rev().filter(|t| !matches!(**t, "user_vector_indexes" | "user_graphs" | "webhook_outbox")) {
         out.insert((*table).into(), rows(&mut tx, tenant, user, table).await?);
     }
     tx.commit().await?;
@@ -145,6 +147,7 @@ pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid
         counts.insert((*table).into(), json!(done.rows_affected()));
     }
     let counts = Value::Object(counts);
+    crate::webhooks::user_deleted(&mut tx, tenant, user).await?;
     sqlx::query(
         "INSERT INTO audit_log (tenant_id, id, actor, action, target, details) VALUES ($1, $2, $3, 'delete_user', $4, $5)",
     )

@@ -19,6 +19,7 @@ use engram_base::db::Database;
 use engram_base::metrics::Metrics;
 use engram_base::models::{Embedder, Llm};
 use engram_base::tls::Trust;
+use engram_core::webhooks::deliver::Deliverer;
 use engram_core::access::AccessRecorder;
 use engram_core::jobs::{Models, definition, scheduler::Worker};
 
@@ -30,6 +31,7 @@ pub struct Application {
     access: Arc<AccessRecorder>,
     db: Database,
     worker: Option<Worker>,
+    deliverer: Option<Deliverer>,
 }
 
 impl Application {
@@ -74,6 +76,10 @@ impl Application {
                         .await?,
                 )
             }
+            false => None,
+        };
+        let deliverer = match role.runs_jobs() {
+            true => Some(Deliverer::start(db.pool.clone(), &trust, metrics.clone(), settings.webhooks.clone())?),
             false => None,
         };
         let state = api_state(db.clone(), settings, metrics, (embedder, llm), access.clone(), jobs.clone(), clock)?;
@@ -150,7 +156,7 @@ impl Application {
         };
         tokio::spawn(flush_access_periodically(access.clone(), db.clone(), flush_every));
         tokio::spawn(check_readiness_periodically(readiness_state));
-        Ok(Self { port, server, metrics_server, access, db, worker })
+        Ok(Self { port, server, metrics_server, access, db, worker, deliverer })
     }
 
     pub fn port(&self) -> u16 {
@@ -176,6 +182,9 @@ impl Application {
         }
         if let Some(worker) = self.worker {
             worker.stop().await;
+        }
+        if let Some(deliverer) = self.deliverer {
+            deliverer.stop().await;
         }
         if let Err(err) = self.access.flush(&self.db.pool).await {
             tracing::error!(error = %err, "cannot write access statistics at shutdown");

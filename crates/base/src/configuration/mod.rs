@@ -20,7 +20,7 @@ pub use ingest::{IngestSettings, SENSITIVE_KINDS};
 pub use rerank::RerankSettings;
 pub use search::{RankerChoice, SearchSettings};
 pub use sections::*;
-pub use transport::{TelemetrySettings, TlsSettings};
+pub use transport::{TelemetrySettings, TlsSettings, WebhookSettings};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -41,6 +41,7 @@ pub struct Settings {
     pub jobs: JobSettings,
     pub tls: TlsSettings,
     pub telemetry: TelemetrySettings,
+    pub webhooks: WebhookSettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +71,8 @@ impl Settings {
                 .try_parsing(true)
                 .list_separator(",")
                 .with_list_parse_key("server.cors_origins")
-                .with_list_parse_key("server.mcp_hosts"),
+                .with_list_parse_key("server.mcp_hosts")
+                .with_list_parse_key("webhooks.allowed_hosts"),
         );
         let mut settings: Settings =
             builder.build().and_then(|c| c.try_deserialize()).map_err(|err| ConfigError::Invalid(err.to_string()))?;
@@ -99,6 +101,12 @@ impl Settings {
         }
         if self.server.metrics_bind.as_ref().is_some_and(|b| b.parse::<std::net::SocketAddr>().is_err()) {
             return invalid("server.metrics_bind", "expected an address like 127.0.0.1:9100");
+        }
+        if self.webhooks.timeout_ms == 0 {
+            return invalid("webhooks.timeout_ms", "must be at least 1");
+        }
+        if let Some(host) = self.webhooks.allowed_hosts.iter().find(|h| h.trim().is_empty() || h.contains('/')) {
+            return invalid("webhooks.allowed_hosts", &format!("`{host}` is not a host name like hooks.example.com"));
         }
         for origin in &self.server.cors_origins {
             let scheme_ok = origin.starts_with("http://") || origin.starts_with("https://");

@@ -31,3 +31,35 @@ impl Default for TelemetrySettings {
         Self { otlp_endpoint: None, service_name: "engram".into() }
     }
 }
+
+/// `[webhooks]`: where deliveries may go, and how long one may take.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebhookSettings {
+    /// The hosts a subscription's URL may name (`hooks.example.com`, or `*.example.com`
+    /// for its subdomains); empty allows any.
+    pub allowed_hosts: Vec<String>,
+    /// How long one delivery may take, connecting included.
+    pub timeout_ms: u64,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        Self { allowed_hosts: Vec::new(), timeout_ms: 10_000 }
+    }
+}
+
+impl WebhookSettings {
+    /// Whether a URL naming `host` may be subscribed or delivered to.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        self.allowed_hosts.is_empty()
+            || self.allowed_hosts.iter().any(|allowed| {
+                let allowed = allowed.trim().to_ascii_lowercase();
+                match allowed.strip_prefix("*.") {
+                    Some(parent) => host.ends_with(&format!(".{parent}")),
+                    None => host == allowed,
+                }
+            })
+    }
+}

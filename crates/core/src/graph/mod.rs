@@ -31,6 +31,7 @@ pub mod read;
 mod relate;
 pub use relate::remake_vectors as remake_relation_vectors;
 mod resolve;
+pub use resolve::VECTORS as ENTITY_VECTORS;
 pub mod retrieve;
 pub mod snapshot;
 pub mod store;

@@ -16,6 +16,17 @@ use engram_base::models::Embedding;
 use engram_language::relations::mention::Mention;
 use engram_language::relations::names::{distinct, normalise};
 
+/// Entities' vectors, made from their names (for an import).
+pub const VECTORS: engram_base::stored_vectors::VectorColumn = engram_base::stored_vectors::VectorColumn {
+    name: "entities",
+    table: "entities",
+    key: "id",
+    key_type: "uuid",
+    text: || "name",
+    storage: "halfvec",
+    filter: "true",
+};
+
 impl Writer<'_> {
     /// The entity `mention` names: known by name or alias, or similar enough, or new.
     pub async fn resolve(

@@ -152,6 +152,9 @@ pub struct Memory {
     pub embedding_model: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// What came with it from elsewhere: an import from Mem0 keeps `mem0_id` here.
+    #[schema(value_type = Object)]
+    pub metadata: serde_json::Value,
     /// How much it still matters now, 0–1: `engram_decay`, what `evict` ranks by and
     /// search weighs with. Filled in by the API ([`Memory::with_decay`]); 0 elsewhere.
     #[sqlx(skip)]
@@ -170,7 +173,7 @@ impl Memory {
 /// A memory row with its access statistics (kept in `memory_access`).
 pub const MEMORY_SELECT: &str = "SELECT m.id, m.user_id, m.kind, m.category, m.key, m.value, m.content, m.importance, m.confidence, \
      m.status, m.pinned, m.source_event_ids, m.source_quote, m.derived_from, coalesce(a.access_count, 0) AS access_count, \
-     a.last_accessed_at, m.valid_from, m.valid_to, m.superseded_by, m.embedding_model, m.created_at, m.updated_at \
+     a.last_accessed_at, m.valid_from, m.valid_to, m.superseded_by, m.embedding_model, m.created_at, m.updated_at, m.metadata \
      FROM memories m LEFT JOIN memory_access a ON a.tenant_id = m.tenant_id AND a.memory_id = m.id";
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -202,6 +205,15 @@ pub struct NewMemory {
     pub pinned: bool,
 }
 
+/// Where a memory came from, when it did not start here: its id, times and metadata.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub metadata: serde_json::Value,
+}
+
 /// Inserts a memory with its embedding and a `created` history row.
 pub async fn insert(
     conn: &mut PgConnection,
@@ -211,12 +223,30 @@ pub async fn insert(
     embedding_model: &str,
     change: &Change,
 ) -> sqlx::Result<Uuid> {
-    let id = Uuid::now_v7();
+    let origin = Origin {
+        id: Uuid::now_v7(),
+        created_at: memory.valid_from,
+        updated_at: memory.valid_from,
+        metadata: json!({}),
+    };
+    insert_from(conn, tenant, memory, &origin, (embedding, embedding_model), change).await
+}
+
+/// Inserts a memory made elsewhere (an import) with the id, times and metadata it had.
+pub async fn insert_from(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    memory: &NewMemory,
+    origin: &Origin,
+    (embedding, embedding_model): (&Embedding, &str),
+    change: &Change,
+) -> sqlx::Result<Uuid> {
+    let id = origin.id;
     sqlx::query(
         "INSERT INTO memories (tenant_id, id, user_id, kind, category, key, content, embedding, embedding_model,
                                embedding_dims, importance, source_event_ids, source_quote, derived_from,
-                               valid_from, pinned, created_at, updated_at, value)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $15, $15, $17)",
+                               valid_from, pinned, created_at, updated_at, value, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
     )
     .bind(tenant.as_str())
     .bind(id)
@@ -234,7 +264,10 @@ pub async fn insert(
     .bind(&memory.derived_from)
     .bind(memory.valid_from)
     .bind(memory.pinned)
+    .bind(origin.created_at)
+    .bind(origin.updated_at)
     .bind(&memory.value)
+    .bind(&origin.metadata)
     .execute(&mut *conn)
     .await?;
     let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key, "value": memory.value,

@@ -15,6 +15,7 @@ pub mod memories;
 pub mod scopes;
 pub mod state;
 pub mod users;
+pub mod webhooks;
 
 pub use error::Error;
 pub use state::AppState;

@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 
 use super::input::{Int, MAX_PAGE, Page};
 use super::{AppState, Error, scopes};
+use crate::imports::{self, Imported};
 use crate::{sessions, users};
 use engram_base::auth::Principal;
 use engram_base::domain::{Cursor, SessionId, UserId};
@@ -25,7 +26,16 @@ pub struct SummaryList {
 /// `job_runs`, `job_checkpoints`, each an array.
 #[derive(Serialize, ToSchema)]
 pub struct Export {
+    /// `engram.export`.
+    pub format: &'static str,
+    /// The layout of the tables; `POST /v1/users/{user_id}/import` refuses a version it
+    /// does not know.
+    pub format_version: u64,
     pub user_id: String,
+    pub exported_at: chrono::DateTime<chrono::Utc>,
+    /// The model this installation's vectors are made by. The export carries no vector:
+    /// an import makes them with its own model.
+    pub embedding_model: String,
     #[serde(flatten)]
     #[schema(value_type = Object)]
     pub tables: serde_json::Map<String, Value>,
@@ -150,7 +160,32 @@ pub async fn summaries(
 pub async fn export(state: &AppState, principal: &Principal, user: &UserId) -> Result<Export, Error> {
     scopes::reach(principal, user)?;
     let tables = users::export(&state.db, &principal.tenant, user).await?;
-    Ok(Export { user_id: user.to_string(), tables })
+    Ok(Export {
+        format: imports::FORMAT,
+        format_version: imports::FORMAT_VERSION,
+        user_id: user.to_string(),
+        exported_at: state.clock.now(),
+        embedding_model: state.embedder.model().to_owned(),
+        tables,
+    })
+}
+
+/// Reads an export of engram's, or Mem0's `get_all`, into the user; see [`imports`].
+pub async fn import(state: &AppState, principal: &Principal, user: &UserId, doc: Value) -> Result<Imported, Error> {
+    scopes::reach(principal, user)?;
+    let importer = imports::Importer {
+        db: &state.db,
+        embedder: &state.embedder,
+        secret_kinds: &state.settings.ingest.redact,
+        actor: format!("key:{}", principal.key_id),
+        graph_scan_limit: state.graph.settings.scan_limit,
+    };
+    let imported = importer.import(&principal.tenant, Some(user), doc).await.map_err(|err| match err {
+        imports::ImportError::Invalid(invalid) => Error::Invalid(invalid),
+        imports::ImportError::Failed(err) => Error::Internal(err),
+    })?;
+    tracing::info!(tenant = %principal.tenant, added = ?imported.added, "user imported");
+    Ok(imported)
 }
 
 /// Deletes everything stored for a user, and what this process holds of them.

@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod search;
 pub use engram_core::service::state;
 pub mod users;
+pub mod webhooks;
 
 use std::time::Instant;
 
@@ -38,6 +39,7 @@ pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
     users::configure(cfg);
     graph::configure(cfg);
     jobs::configure(cfg);
+    webhooks::configure(cfg);
 }
 
 /// A worker replica serves only the operational routes: health, readiness, metrics.

@@ -21,6 +21,7 @@ use engram_base::domain::event::RawEvent;
         (name = "users", description = "Per-user listings, export and deletion"),
         (name = "operations", description = "Health, readiness, metrics, the calling key"),
         (name = "jobs", description = "Consolidation jobs: schedules, runs, triggers"),
+        (name = "webhooks", description = "Signed deliveries of what changed, per tenant"),
     )
 )]
 struct ApiDoc;

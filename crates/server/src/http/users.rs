@@ -21,6 +21,7 @@ use engram_core::service::users::{
     self, Deleted, DeletionList, Export, LatestQuery, PageQuery, SessionList, SummaryList, TurnPage, TurnQuery,
     UserPage,
 };
+use engram_core::imports::Imported;
 use engram_core::users::UserSummary;
 
 /// The user and the memory a path names.
@@ -158,6 +159,24 @@ async fn export_user(
 ) -> Result<HttpResponse, ApiError> {
     let user = UserId::parse(path.into_inner())?;
     Ok(HttpResponse::Ok().json(users::export(&state, &principal, &user).await?))
+}
+
+#[utoipa::path(
+    tag = "users",
+    params(("user_id" = String, Path)),
+    request_body(content = Object, description = "An engram export (`format_version` 1), or Mem0's `get_all` result (`{\"results\": [...]}` or the list)"),
+    responses((status = 200, description = "Imported into the user, or already there (scope admin); nothing is written when the document is refused", body = Imported), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 413, description = "Larger than `server.max_body_bytes`: use `engram import`", body = ErrorBody)),
+    security(("api_key" = []))
+)]
+#[post("/v1/users/{user_id}/import")]
+async fn import_user(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Admin>,
+    path: web::Path<String>,
+    body: JsonBody<serde_json::Value>,
+) -> Result<HttpResponse, ApiError> {
+    let user = UserId::parse(path.into_inner())?;
+    Ok(HttpResponse::Ok().json(users::import(&state, &principal, &user, body.0).await?))
 }
 
 #[utoipa::path(
@@ -306,6 +325,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(list_sessions)
         .service(list_summaries)
         .service(export_user)
+        .service(import_user)
         .service(delete_user)
         .service(list_deletions);
 }
