@@ -13,6 +13,7 @@ import { memoriesPage } from './memory.js';
 import { searchPage } from './search.js';
 import { turnsPage } from './turns.js';
 import { userPage, usersPage } from './users.js';
+import { webhooksPage } from './webhooks.js';
 
 // ---------------------------------------------------------------- signing in and out
 
@@ -89,7 +90,8 @@ function chrome() {
       link(`#/users/${encodeURIComponent(user)}/turns`, 'Turns & sessions', { 'data-nav': 'turns' }),
       link(`#/users/${encodeURIComponent(user)}/graph`, 'Graph', { 'data-nav': 'graph' })) : null,
     link('#/search', 'Search & context', { 'data-nav': 'search' }),
-    can.jobs ? link('#/jobs', 'Jobs', { 'data-nav': 'jobs' }) : null);
+    can.jobs ? link('#/jobs', 'Jobs', { 'data-nav': 'jobs' }) : null,
+    can.admin && !caller.user_id ? link('#/webhooks', 'Webhooks', { 'data-nav': 'webhooks' }) : null);
   nav.hidden = false;
 }
 
@@ -118,6 +120,7 @@ function route() {
   markNav(section || 'users');
   if (section === 'search') return searchPage(page);
   if (section === 'jobs') return jobsPage(page);
+  if (section === 'webhooks') return webhooksPage(page);
   return usersPage(page);
 }
 

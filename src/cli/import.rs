@@ -1,7 +1,7 @@
 //! `engram import FILE`: a user's data from an engram export or Mem0's `get_all`,
 //! through the same import as `POST /v1/users/{user_id}/import`.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use anyhow::{Context, bail};
 
@@ -18,7 +18,7 @@ pub struct ImportArgs {
     doc: serde_json::Value,
 }
 
-pub fn read(file: &PathBuf, tenant: &str, user: Option<&str>) -> anyhow::Result<ImportArgs> {
+pub fn read(file: &Path, tenant: &str, user: Option<&str>) -> anyhow::Result<ImportArgs> {
     let tenant = TenantId::parse(tenant).map_err(|e| anyhow::anyhow!("--tenant: {}", e.message))?;
     let user = user.map(UserId::parse).transpose().map_err(|e| anyhow::anyhow!("--user: {}", e.message))?;
     let text = std::fs::read(file).with_context(|| format!("cannot open {}", file.display()))?;
@@ -27,7 +27,7 @@ pub fn read(file: &PathBuf, tenant: &str, user: Option<&str>) -> anyhow::Result<
     Ok(ImportArgs { tenant, user, doc })
 }
 
-pub async fn run(db: &Database, settings: &Settings, file: &PathBuf, args: ImportArgs) -> anyhow::Result<()> {
+pub async fn run(db: &Database, settings: &Settings, file: &Path, args: ImportArgs) -> anyhow::Result<()> {
     let trust = Trust::from_settings(&settings.tls).map_err(anyhow::Error::msg)?;
     let metrics = engram_base::metrics::Metrics::new();
     let embedder = engram_base::models::Embedder::from_settings(&settings.embeddings, &settings.home, &trust, metrics)?;
@@ -47,7 +47,8 @@ pub async fn run(db: &Database, settings: &Settings, file: &PathBuf, args: Impor
         Err(engram_core::imports::ImportError::Invalid(err)) => {
             bail!("{}: {err}; nothing was imported", file.display())
         }
-        Err(engram_core::imports::ImportError::Failed(err)) => Err(err.context("the import failed; nothing was imported")),
+        Err(engram_core::imports::ImportError::Failed(err)) => {
+            Err(err.context("the import failed; nothing was imported"))
+        }
     }
 }
-

@@ -25,9 +25,7 @@ async fn app() -> TestApp {
 }
 
 async fn told(app: &TestApp, key: &str) {
-    let say = |session: &str, role: &str, content: &str, at: &str| {
-        json!({"user_id": "maya", "session_id": session, "role": role, "content": content, "created_at": at})
-    };
+    let say = |session: &str, role: &str, content: &str, at: &str| json!({"user_id": "maya", "session_id": session, "role": role, "content": content, "created_at": at});
     let events = json!({"events": [
         say("s1", "user", "Hi, I'm Maya. I work as a nurse at St. Mary's hospital in Leeds.", "2026-03-02T09:00:00Z"),
         say("s1", "assistant", "Nice to meet you, Maya. How can I help?", "2026-03-02T09:00:10Z"),
@@ -59,21 +57,14 @@ async fn answers(app: &TestApp, key: &str) -> Vec<(Vec<String>, String)> {
 }
 
 async fn import(app: &TestApp, key: &str, user: &str, doc: &Value) -> reqwest::Response {
-    app.client
-        .post(format!("{}/v1/users/{user}/import", app.address))
-        .bearer_auth(key)
-        .json(doc)
-        .send()
-        .await
-        .unwrap()
+    app.client.post(format!("{}/v1/users/{user}/import", app.address)).bearer_auth(key).json(doc).send().await.unwrap()
 }
 
 async fn rows_of(app: &TestApp, user: &str) -> Vec<(String, i64)> {
     let mut counts = Vec::new();
     for table in ["events", "sessions", "memories", "memory_history", "entities", "relations", "graph_history"] {
         let sql = format!("SELECT count(*) FROM {table} WHERE user_id = $1");
-        let n: i64 =
-            sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(user).fetch_one(&app.db.pool).await.unwrap();
+        let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(user).fetch_one(&app.db.pool).await.unwrap();
         counts.push((table.to_owned(), n));
     }
     counts
@@ -85,7 +76,11 @@ async fn an_exported_user_imported_elsewhere_answers_the_same_and_a_second_impor
     let (key_from, key_to) = (from.key("acme", "read,ingest,admin").await, to.key("globex", "read,ingest,admin").await);
     told(&from, &key_from).await;
     let made = from
-        .post_as(&key_from, "/v1/users/maya/memories", &json!({"content": "Maya prefers night shifts", "category": "preference"}))
+        .post_as(
+            &key_from,
+            "/v1/users/maya/memories",
+            &json!({"content": "Maya prefers night shifts", "category": "preference"}),
+        )
         .await;
     let edited = made.json::<Value>().await.unwrap()["memory"]["id"].as_str().unwrap().to_owned();
     let patched = from
@@ -122,7 +117,8 @@ async fn an_exported_user_imported_elsewhere_answers_the_same_and_a_second_impor
     // The history came too: the edit, by whom, with what it replaced.
     let detail: Value = to.get_as(&key_to, &format!("/v1/users/maya/memories/{edited}")).await.json().await.unwrap();
     assert_eq!(detail["memory"]["content"], "Maya prefers early shifts now");
-    let history: Vec<&str> = detail["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
+    let history: Vec<&str> =
+        detail["history"].as_array().unwrap().iter().map(|h| h["action"].as_str().unwrap()).collect();
     assert!(history.contains(&"created") && history.contains(&"updated"), "{history:?}");
 
     // Twice: nothing added, nothing changed.
@@ -137,8 +133,10 @@ async fn an_exported_user_imported_elsewhere_answers_the_same_and_a_second_impor
     assert_eq!(copied["added"]["events"], 7, "{copied}");
     let found = to.search(&key_to, &json!({"user_id": "maya-copy", "query": QUESTIONS[1]})).await;
     assert!(found["results"][0]["content"].as_str().unwrap().contains("PostgreSQL"), "{found}");
-    let copied_ids: Vec<String> =
-        sqlx::query_scalar("SELECT id::text FROM memories WHERE user_id = 'maya-copy'").fetch_all(&to.db.pool).await.unwrap();
+    let copied_ids: Vec<String> = sqlx::query_scalar("SELECT id::text FROM memories WHERE user_id = 'maya-copy'")
+        .fetch_all(&to.db.pool)
+        .await
+        .unwrap();
     assert!(!copied_ids.contains(&edited), "another user's rows take ids of their own");
     let again: Value = import(&to, &key_to, "maya-copy", &export).await.json().await.unwrap();
     assert!(again["added"].as_object().unwrap().values().all(|n| n == 0), "{again}");
@@ -266,8 +264,10 @@ async fn mem0_memories_come_over_searchable_at_once_without_duplicates_or_secret
     assert_eq!(again["already_present"]["memories"], 3, "{again}");
 
     // A document of the wrong shape is refused by the command line as by the API.
-    std::fs::write(file.path(), r#"{"results": [{"id": "x1", "memory": "Likes tea", "created_at": "teatime"}]}"#).unwrap();
-    let out = crate::helpers::engram(&app, &["import", file.path().to_str().unwrap(), "--tenant", "acme", "--user", "alex"]);
+    std::fs::write(file.path(), r#"{"results": [{"id": "x1", "memory": "Likes tea", "created_at": "teatime"}]}"#)
+        .unwrap();
+    let out =
+        crate::helpers::engram(&app, &["import", file.path().to_str().unwrap(), "--tenant", "acme", "--user", "alex"]);
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("results[0].created_at") && said.contains("nothing was imported"), "{said}");

@@ -45,8 +45,13 @@ async fn a_database_of_the_previous_schema_migrates_to_the_head_and_reads_back_t
         assert_eq!(now.len(), rows.len(), "{table}: as many rows");
         for (old, new) in rows.iter().zip(now) {
             // What a column added since holds is the head's business; every old column reads the same.
-            let kept: serde_json::Map<String, Value> =
-                new.as_object().unwrap().iter().filter(|(k, _)| old.get(k.as_str()).is_some()).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let kept: serde_json::Map<String, Value> = new
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, _)| old.get(k.as_str()).is_some())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             assert_eq!(&Value::Object(kept), old, "{table}");
         }
     }

@@ -28,7 +28,11 @@ fn port() -> (u16, std::net::TcpListener) {
 
 async fn subscribe(app: &TestApp, key: &str, port: u16, events: &[&str]) -> Value {
     let response = app
-        .post_as(key, "/admin/v1/webhooks", &json!({"url": format!("http://127.0.0.1:{port}/hooks/engram"), "events": events}))
+        .post_as(
+            key,
+            "/admin/v1/webhooks",
+            &json!({"url": format!("http://127.0.0.1:{port}/hooks/engram"), "events": events}),
+        )
         .await;
     assert_eq!(response.status(), 201);
     response.json().await.unwrap()
@@ -44,7 +48,10 @@ async fn received(server: &MockServer, n: usize) -> Vec<(Value, String)> {
                 .iter()
                 .map(|r| {
                     let signature = r.headers.get("engram-signature").expect("signed").to_str().unwrap().to_owned();
-                    (serde_json::from_slice(&r.body).unwrap(), format!("{signature}|{}", String::from_utf8_lossy(&r.body)))
+                    (
+                        serde_json::from_slice(&r.body).unwrap(),
+                        format!("{signature}|{}", String::from_utf8_lossy(&r.body)),
+                    )
                 })
                 .collect();
         }
@@ -84,7 +91,8 @@ async fn a_receiver_gets_signed_changes_in_order_even_after_being_down_and_nothi
     let theirs = subscribe(&app, &globex, globex_port, &["memory.created", "memory.deleted", "user.deleted"]).await;
     let (acme_receiver, globex_receiver) = (receiver(acme_listener).await, receiver(globex_listener).await);
 
-    let made = app.post_as(&acme, "/v1/users/ann/memories", &json!({"content": "Ann keeps bees on her allotment"})).await;
+    let made =
+        app.post_as(&acme, "/v1/users/ann/memories", &json!({"content": "Ann keeps bees on her allotment"})).await;
     let memory = made.json::<Value>().await.unwrap()["memory"]["id"].as_str().unwrap().to_owned();
     let got = received(&acme_receiver, 1).await;
     let (body, signed) = &got[0];
@@ -143,7 +151,10 @@ async fn a_receiver_gets_signed_changes_in_order_even_after_being_down_and_nothi
         app.client.delete(format!("{}/admin/v1/webhooks/{id}", app.address)).bearer_auth(&globex).send().await.unwrap();
     assert_eq!(response.status(), 404);
     // A user deleted in globex reaches globex's receiver, with the user's id only.
-    assert_eq!(app.post_as(&globex, "/v1/users/gil/memories", &json!({"content": "Gil rows at dawn"})).await.status(), 201);
+    assert_eq!(
+        app.post_as(&globex, "/v1/users/gil/memories", &json!({"content": "Gil rows at dawn"})).await.status(),
+        201
+    );
     received(&globex_receiver, 1).await;
     let response =
         app.client.delete(format!("{}/admin/v1/users/gil", app.address)).bearer_auth(&globex).send().await.unwrap();
@@ -172,10 +183,16 @@ async fn a_subscription_is_checked_before_it_is_stored() {
     assert_eq!(refused(json!({"url": "ftp://hooks.example.com/x", "events": ["memory.created"]})).await, "url");
     assert_eq!(refused(json!({"url": "https://hooks.example.com/x", "events": []})).await, "events");
     assert_eq!(refused(json!({"url": "https://hooks.example.com/x", "events": ["memory.eaten"]})).await, "events[0]");
-    let ok = app.post_as(&key, "/admin/v1/webhooks", &json!({"url": "https://a.b.example.org/x", "events": ["job.failed"]})).await;
+    let ok = app
+        .post_as(&key, "/admin/v1/webhooks", &json!({"url": "https://a.b.example.org/x", "events": ["job.failed"]}))
+        .await;
     assert_eq!(ok.status(), 201);
     let bound = app.key_for_user("acme", "admin", "ann").await;
-    assert_eq!(app.get_as(&bound, "/admin/v1/webhooks").await.status(), 403, "a key bound to one user sees no tenant-wide hook");
+    assert_eq!(
+        app.get_as(&bound, "/admin/v1/webhooks").await.status(),
+        403,
+        "a key bound to one user sees no tenant-wide hook"
+    );
     let reader = app.key("acme", "read").await;
     assert_eq!(app.get_as(&reader, "/admin/v1/webhooks").await.status(), 403);
 }
@@ -206,7 +223,8 @@ async fn a_delivery_survives_engram_killed_between_the_change_and_its_delivery()
     // The worker tried, and failed: nothing listens.
     let started = Instant::now();
     loop {
-        let tried: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries").fetch_one(&app.db.pool).await.unwrap();
+        let tried: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries").fetch_one(&app.db.pool).await.unwrap();
         if tried > 0 {
             break;
         }

@@ -382,3 +382,48 @@ def test_without_a_prefix_the_console_is_reached_through_its_redirect(browser, e
     console = Console(browser, engram.url)
     console.sign_in(engram.keys["reader"])
     assert console.text("#tenant") == "acme"
+
+
+def test_the_webhooks_page_subscribes_shows_the_secret_once_and_lists_deliveries(console, engram, api):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    got = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (the name http.server calls)
+            got.append(self.rfile.read(int(self.headers["content-length"])))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    hook_url = f"http://127.0.0.1:{receiver.server_address[1]}/engram"
+
+    console.sign_in(engram.keys["admin"])
+    console.go("#/webhooks")
+    console.wait_for("#no-webhooks")
+    console.find("#subscribe input[name=url]").send_keys(hook_url)
+    console.click("#subscribe button[type=submit]")
+    secret = console.wait_for("#webhook-secret").text
+    assert secret.startswith("whsec_")
+    console.wait_for("#webhooks tr[data-webhook]")
+    assert hook_url in console.text("#webhooks")
+    listed = api.get("/admin/v1/webhooks")["webhooks"]
+    assert [h["url"] for h in listed] == [hook_url] and "secret" not in listed[0]
+
+    api.post("/v1/users/wendy/memories", {"content": "Wendy restores old clocks"})
+    console.wait_until(lambda: got, "the receiver got the delivery", timeout=30)
+    console.click("#webhooks button[data-action=deliveries]")
+    console.wait_for("#webhook-deliveries tr[data-outcome=delivered]")
+    assert "memory.created" in console.text("#webhook-deliveries")
+    console.go("#/users")
+    console.go("#/webhooks")
+    console.wait_for("#webhooks tr[data-webhook]")
+    assert not console.all("#webhook-secret"), "the secret is not shown again"
+    console.click("#webhooks button[data-action=delete]")
+    console.wait_for("#no-webhooks")
+    assert api.get("/admin/v1/webhooks")["webhooks"] == []

@@ -85,6 +85,24 @@ def test_forgetting_a_user_removes_everything_and_is_logged(engram: Engram, user
     assert engram.forget_user(user).deleted["events"] == 0, "forgetting again changes nothing"
 
 
+def test_an_export_imported_into_another_user_and_a_webhook_subscribed(engram: Engram, user: str) -> None:
+    engram.add_memory(user, "Keeps a sourdough starter called Clint")
+    exported = engram.export_user(user)
+    assert exported["format_version"] == 1
+    imported = engram.import_user(f"{user}-copy", exported)
+    assert imported.added["memories"] == 1 and imported.format == "engram.export"
+    assert engram.import_user(f"{user}-copy", exported).already_present["memories"] == 1
+    found = engram.search(f"{user}-copy", "what is my sourdough starter called?").results
+    assert found[0].content == "Keeps a sourdough starter called Clint"
+
+    hook = engram.create_webhook("https://hooks.example.com/engram", ["memory.created"])
+    assert hook.secret.startswith("whsec_")
+    assert [w.id for w in engram.webhooks().webhooks if w.id == hook.id] == [hook.id]
+    assert engram.webhook_deliveries(hook.id).deliveries is not None
+    assert engram.delete_webhook(hook.id).deleted
+    assert hook.id not in [w.id for w in engram.webhooks().webhooks]
+
+
 def test_jobs_are_listed_run_paused_and_resumed(engram: Engram, user: str) -> None:
     names = {job.name for job in engram.jobs()}
     assert {"extract_facts", "dedup", "evict", "embed_events"} <= names

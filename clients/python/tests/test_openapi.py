@@ -92,7 +92,8 @@ def test_every_route_the_client_calls_is_documented(document: dict) -> None:
         r.graph_path(u, "a", "b", None), r.restore_entity(u, "{entity_id}"),
         r.add_memory(u, "c", None, None, None, None, None), r.update_memory(u, mid, "c", None, None, None),
         r.delete_memory(u, mid, False), r.users_page(None, None), r.user(u), r.turns_page(u, None, None, None),
-        r.job_runs_page(job, None, None), r.whoami(),
+        r.job_runs_page(job, None, None), r.whoami(), r.import_user(u, {}), r.create_webhook("x", [], None),
+        r.webhooks(), r.delete_webhook("{webhook_id}"), r.webhook_deliveries("{webhook_id}", None),
     ]
     paths = document["paths"]
     for call in calls:

@@ -6,12 +6,16 @@ import type {
   Caller,
   ContextResponse,
   Created,
+  CreatedWebhook,
   Deleted,
+  DeliveryList,
   DeletionList,
   Entity,
   EntityDetail,
   EntityPage,
+  Event,
   Export,
+  Imported,
   Ingested,
   JobList,
   Memory,
@@ -31,6 +35,8 @@ import type {
   TurnPage,
   UserPage,
   UserSummary,
+  WebhookDeleted,
+  WebhookList,
 } from "./schema.js";
 
 export type * from "./schema.js";
@@ -155,8 +161,13 @@ export declare class Engram {
   sessions(userId: string, limit?: number): Promise<SessionList>;
   summaries(userId: string, limit?: number): Promise<SummaryList>;
   exportUser(userId: string): Promise<Export>;
+  importUser(userId: string, document: Export | Record<string, unknown> | unknown[]): Promise<Imported>;
   forgetUser(userId: string): Promise<Deleted>;
   deletions(userId: string): Promise<DeletionList>;
+  createWebhook(url: string, events: Event[], options?: { description?: string }): Promise<CreatedWebhook>;
+  webhooks(): Promise<WebhookList>;
+  deleteWebhook(webhookId: string): Promise<WebhookDeleted>;
+  webhookDeliveries(webhookId: string, limit?: number): Promise<DeliveryList>;
   usersPage(options?: PageOptions): Promise<UserPage>;
   listUsers(options?: Omit<PageOptions, "cursor">): AsyncIterableIterator<UserSummary>;
 

@@ -28,6 +28,7 @@ export const ROUTES = {
   sessions: ["GET", "/v1/users/{user_id}/sessions"],
   summaries: ["GET", "/v1/users/{user_id}/summaries"],
   exportUser: ["GET", "/v1/users/{user_id}/export"],
+  importUser: ["POST", "/v1/users/{user_id}/import"],
   entitiesPage: ["GET", "/v1/users/{user_id}/entities"],
   entity: ["GET", "/v1/users/{user_id}/entities/{entity_id}"],
   graph: ["GET", "/v1/users/{user_id}/graph"],
@@ -43,6 +44,10 @@ export const ROUTES = {
   jobRunsPage: ["GET", "/admin/v1/jobs/{job}/runs"],
   pauseJob: ["POST", "/admin/v1/jobs/{job}/pause"],
   resumeJob: ["POST", "/admin/v1/jobs/{job}/resume"],
+  createWebhook: ["POST", "/admin/v1/webhooks"],
+  webhooks: ["GET", "/admin/v1/webhooks"],
+  deleteWebhook: ["DELETE", "/admin/v1/webhooks/{webhook_id}"],
+  webhookDeliveries: ["GET", "/admin/v1/webhooks/{webhook_id}/deliveries"],
   whoami: ["GET", "/v1/whoami"],
   health: ["GET", "/healthz"],
   readiness: ["GET", "/readyz"],
@@ -356,6 +361,14 @@ export class Engram {
     return this.#call("exportUser", { params: { user_id: userId } });
   }
 
+  /**
+   * Writes an engram export, or Mem0's get_all result, into the user (scope admin).
+   * Importing the same document again adds nothing, so it is safe to retry.
+   */
+  importUser(userId, document) {
+    return this.#call("importUser", { params: { user_id: userId }, body: document });
+  }
+
   /** Deletes everything stored about the user, for good (scope admin). */
   forgetUser(userId) {
     return this.#call("forgetUser", { params: { user_id: userId } });
@@ -363,6 +376,26 @@ export class Engram {
 
   deletions(userId) {
     return this.#call("deletions", { params: { user_id: userId } });
+  }
+
+  // Webhooks (scope admin, a key not bound to one user)
+
+  /** Subscribes `url` to `events`; the answer's secret signs every delivery and is shown only here. */
+  createWebhook(url, events, options = {}) {
+    return this.#call("createWebhook", { body: clean({ ...options, url, events }), retryable: false });
+  }
+
+  webhooks() {
+    return this.#call("webhooks", {});
+  }
+
+  deleteWebhook(webhookId) {
+    return this.#call("deleteWebhook", { params: { webhook_id: webhookId } });
+  }
+
+  /** The subscription's latest delivery attempts, newest first. */
+  webhookDeliveries(webhookId, limit) {
+    return this.#call("webhookDeliveries", { params: { webhook_id: webhookId }, query: { limit } });
   }
 
   /** A page of the tenant's users in id order (scope admin). */

@@ -87,6 +87,21 @@ export interface Created {
   id: string;
 }
 
+/**
+ * A new subscription, with the secret that signs its deliveries (shown only here).
+ */
+export interface CreatedWebhook {
+  created_at: string;
+  description?: string | null;
+  events: Array<Event>;
+  id: string;
+  /**
+   * HMAC-SHA256 key of the `Engram-Signature` header; keep it, it is not shown again.
+   */
+  secret: string;
+  url: string;
+}
+
 export interface Deleted {
   /**
    * Rows removed per table.
@@ -115,6 +130,31 @@ export interface Deletion {
  */
 export interface DeletionList {
   deletions: Array<Deletion>;
+}
+
+/**
+ * One attempt to deliver.
+ */
+export interface Delivery {
+  attempt: number;
+  attempted_at: string;
+  /**
+   * The delivery's id, as its body's `id` carries it: the same on every attempt.
+   */
+  delivery_id: number;
+  duration_ms: number;
+  error?: string | null;
+  event: string;
+  /**
+   * `delivered`, `failed` (to be tried again), `expired` (given up after 24 hours) or
+   * `refused` (the host is no longer allowed).
+   */
+  outcome: string;
+  status_code?: number | null;
+}
+
+export interface DeliveryList {
+  deliveries: Array<Delivery>;
 }
 
 export interface Entity {
@@ -179,6 +219,11 @@ export interface ErrorDetail {
   field?: string | null;
   message: string;
 }
+
+/**
+ * What a subscriber can be told.
+ */
+export type Event = "memory.created" | "memory.updated" | "memory.deleted" | "memory.superseded" | "user.deleted" | "job.failed";
 
 export interface EventBatch {
   events: Array<RawEvent>;
@@ -265,7 +310,7 @@ export interface Explanation {
  * `period_summaries`, `memories`, `memory_history`, `memory_access`, `feedback`,
  * `job_runs`, `job_checkpoints`, each an array.
  */
-export type Export = Record<string, unknown> & { user_id: string; };
+export type Export = Record<string, unknown> & { embedding_model: string; exported_at: string; format: string; format_version: number; user_id: string; };
 
 /**
  * One candidate's features. Names are those of the weights file.
@@ -409,6 +454,41 @@ export interface HistoryEntry {
 }
 
 /**
+ * What an import did.
+ */
+export interface Imported {
+  /**
+   * Rows written, per table.
+   */
+  added: Record<string, unknown>;
+  /**
+   * Rows the user already had (the same id), per table: nothing was changed.
+   */
+  already_present: Record<string, unknown>;
+  /**
+   * Mem0 memories that said what one of the user's memories already says.
+   */
+  duplicates: number;
+  /**
+   * `engram.export` or `mem0`.
+   */
+  format: string;
+  /**
+   * Texts in which a secret was replaced by its marker.
+   */
+  secrets_redacted: number;
+  /**
+   * What the document held that is not imported (an export's `job_runs`), per table.
+   */
+  skipped: Record<string, unknown>;
+  user_id: string;
+  /**
+   * Vectors made by this installation's model.
+   */
+  vectors_made: number;
+}
+
+/**
  * What a batch did: ids and sessions in request order.
  */
 export interface Ingested {
@@ -472,6 +552,10 @@ export interface Memory {
   key?: string | null;
   kind: Kind;
   last_accessed_at?: string | null;
+  /**
+   * What came with it from elsewhere: an import from Mem0 keeps `mem0_id` here.
+   */
+  metadata: Record<string, unknown>;
   pinned: boolean;
   source_event_ids: Array<string>;
   source_quote?: string | null;
@@ -549,6 +633,25 @@ export interface NewMemoryRequest {
    * Since when it holds (RFC 3339); now when absent.
    */
   valid_from?: string | null;
+}
+
+/**
+ * `POST /admin/v1/webhooks`.
+ */
+export interface NewWebhook {
+  /**
+   * What it is for, up to 200 characters.
+   */
+  description?: string | null;
+  /**
+   * At least one.
+   */
+  events: Array<Event>;
+  /**
+   * Where deliveries are posted: `https://…` (or `http://…`), a host that
+   * `webhooks.allowed_hosts` allows.
+   */
+  url: string;
 }
 
 /**
@@ -869,3 +972,31 @@ export interface UserSummary {
  * A client's verdict on a memory it was served.
  */
 export type Verdict = "wrong" | "outdated" | "helpful";
+
+/**
+ * A subscription as listed: never its secret.
+ */
+export interface Webhook {
+  created_at: string;
+  description?: string | null;
+  events: Array<Event>;
+  id: string;
+  /**
+   * The oldest waiting delivery's time, if any waits.
+   */
+  oldest_pending_at?: string | null;
+  /**
+   * Deliveries waiting in the outbox.
+   */
+  pending: number;
+  url: string;
+}
+
+export interface WebhookDeleted {
+  deleted: boolean;
+  id: string;
+}
+
+export interface WebhookList {
+  webhooks: Array<Webhook>;
+}

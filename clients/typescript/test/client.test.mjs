@@ -118,6 +118,24 @@ test("a user's turns are counted, and listed newest first a page at a time", asy
   assert.equal(unknown.status, 404);
 });
 
+test("an export is imported into another user, and a webhook is subscribed and deleted", async () => {
+  const user = freshUser();
+  await engram.addMemory(user, "Keeps a sourdough starter called Clint");
+  const exported = await engram.exportUser(user);
+  assert.equal(exported.format_version, 1);
+  const imported = await engram.importUser(`${user}-copy`, exported);
+  assert.equal(imported.added.memories, 1);
+  assert.equal((await engram.importUser(`${user}-copy`, exported)).already_present.memories, 1);
+  const found = await engram.search(`${user}-copy`, "what is my sourdough starter called?");
+  assert.equal(found.results[0].content, "Keeps a sourdough starter called Clint");
+
+  const hook = await engram.createWebhook("https://hooks.example.com/engram", ["memory.deleted"]);
+  assert.match(hook.secret, /^whsec_/);
+  assert.ok((await engram.webhooks()).webhooks.some((w) => w.id === hook.id));
+  assert.deepEqual((await engram.webhookDeliveries(hook.id)).deliveries, []);
+  assert.equal((await engram.deleteWebhook(hook.id)).deleted, true);
+});
+
 test("whoami names the key's tenant, scopes and user", async () => {
   const me = await engram.whoami();
   assert.equal(me.tenant, "acme");

@@ -91,7 +91,9 @@ pub async fn export(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Re
     let mut tx = db.tenant_tx(tenant).await?;
     let mut out = serde_json::Map::new();
     // What is derived for lookups (own indexes, the graph row) is left out too.
-    for table in USER_TABLES.iter().rev().filter(|t| !matches!(**t, "user_vector_indexes" | "user_graphs" | "webhook_outbox")) {
+    for table in
+        USER_TABLES.iter().rev().filter(|t| !matches!(**t, "user_vector_indexes" | "user_graphs" | "webhook_outbox"))
+    {
         out.insert((*table).into(), rows(&mut tx, tenant, user, table).await?);
     }
     tx.commit().await?;

@@ -19,9 +19,9 @@ use engram_base::db::Database;
 use engram_base::metrics::Metrics;
 use engram_base::models::{Embedder, Llm};
 use engram_base::tls::Trust;
-use engram_core::webhooks::deliver::Deliverer;
 use engram_core::access::AccessRecorder;
 use engram_core::jobs::{Models, definition, scheduler::Worker};
+use engram_core::webhooks::deliver::Deliverer;
 
 pub struct Application {
     port: u16,

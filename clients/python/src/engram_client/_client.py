@@ -215,6 +215,10 @@ class Engram(_Base):
     def export_user(self, user_id: str) -> dict[str, Any]:
         return self._send(r.export(user_id))
 
+    def import_user(self, user_id: str, document: Any) -> m.Imported:
+        """Writes an engram export, or Mem0's `get_all` result, into the user (scope admin)."""
+        return self._send(r.import_user(user_id, document))
+
     def forget_user(self, user_id: str) -> m.Deleted:
         return self._send(r.forget(user_id))
 
@@ -295,6 +299,19 @@ class Engram(_Base):
         return self._send(r.pause_job(job, False))
 
     # Operations
+    def create_webhook(self, url: str, events: list[str], description: Optional[str] = None) -> m.CreatedWebhook:
+        """Subscribes `url` to `events` (scope admin); the answer's secret is shown only here."""
+        return self._send(r.create_webhook(url, events, description))
+
+    def webhooks(self) -> m.WebhookList:
+        return self._send(r.webhooks())
+
+    def delete_webhook(self, webhook_id: str) -> m.WebhookDeleted:
+        return self._send(r.delete_webhook(webhook_id))
+
+    def webhook_deliveries(self, webhook_id: str, limit: Optional[int] = None) -> m.DeliveryList:
+        return self._send(r.webhook_deliveries(webhook_id, limit))
+
     def whoami(self) -> m.Caller:
         """The calling key: its tenant, its scopes, and the user it is bound to, if any."""
         return self._send(r.whoami())
@@ -432,6 +449,9 @@ class AsyncEngram(_Base):
     async def export_user(self, user_id: str) -> dict[str, Any]:
         return await self._send(r.export(user_id))
 
+    async def import_user(self, user_id: str, document: Any) -> m.Imported:
+        return await self._send(r.import_user(user_id, document))
+
     async def forget_user(self, user_id: str) -> m.Deleted:
         return await self._send(r.forget(user_id))
 
@@ -503,6 +523,18 @@ class AsyncEngram(_Base):
 
     async def resume_job(self, job: str) -> m.Paused:
         return await self._send(r.pause_job(job, False))
+
+    async def create_webhook(self, url: str, events: list[str], description: Optional[str] = None) -> m.CreatedWebhook:
+        return await self._send(r.create_webhook(url, events, description))
+
+    async def webhooks(self) -> m.WebhookList:
+        return await self._send(r.webhooks())
+
+    async def delete_webhook(self, webhook_id: str) -> m.WebhookDeleted:
+        return await self._send(r.delete_webhook(webhook_id))
+
+    async def webhook_deliveries(self, webhook_id: str, limit: Optional[int] = None) -> m.DeliveryList:
+        return await self._send(r.webhook_deliveries(webhook_id, limit))
 
     async def whoami(self) -> m.Caller:
         return await self._send(r.whoami())

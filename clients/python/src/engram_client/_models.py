@@ -141,6 +141,8 @@ class Memory(_Model):
     embedding_model: Optional[str] = None
     created_at: datetime
     updated_at: datetime
+    #: What came with it from elsewhere: an import from Mem0 keeps `mem0_id` here.
+    metadata: dict[str, Any]
     #: How much it still matters now, 0–1: the score `evict` ranks by and search weighs with.
     decay: float
 
@@ -230,6 +232,66 @@ class Deletion(_Model):
 
 class DeletionList(_Model):
     deletions: list[Deletion]
+
+
+class Imported(_Model):
+    """What `import_user` wrote: per table, rows `added` and rows `already_present`."""
+
+    user_id: str
+    #: `engram.export` or `mem0`.
+    format: str
+    added: dict[str, int]
+    already_present: dict[str, int]
+    duplicates: int
+    secrets_redacted: int
+    vectors_made: int
+    skipped: dict[str, int]
+
+
+class Webhook(_Model):
+    id: str
+    url: str
+    events: list[str]
+    description: Optional[str] = None
+    created_at: datetime
+    #: Deliveries waiting in the outbox.
+    pending: int
+    oldest_pending_at: Optional[datetime] = None
+
+
+class CreatedWebhook(_Model):
+    id: str
+    url: str
+    events: list[str]
+    description: Optional[str] = None
+    created_at: datetime
+    #: Signs every delivery (`Engram-Signature`); shown only in this answer.
+    secret: str
+
+
+class WebhookList(_Model):
+    webhooks: list[Webhook]
+
+
+class WebhookDeleted(_Model):
+    id: str
+    deleted: bool
+
+
+class Delivery(_Model):
+    delivery_id: int
+    event: str
+    attempt: int
+    #: `delivered`, `failed`, `expired` or `refused`.
+    outcome: str
+    status_code: Optional[int] = None
+    error: Optional[str] = None
+    duration_ms: int
+    attempted_at: datetime
+
+
+class DeliveryList(_Model):
+    deliveries: list[Delivery]
 
 
 class UserSummary(_Model):

@@ -172,6 +172,11 @@ def export(user_id: str) -> Call[dict[str, Any]]:
     return Call("GET", f"/v1/users/{_segment(user_id)}/export", None)
 
 
+def import_user(user_id: str, document: Any) -> Call[m.Imported]:
+    # Importing the same document twice adds nothing.
+    return Call("POST", f"/v1/users/{_segment(user_id)}/import", m.Imported, json=document)
+
+
 def forget(user_id: str) -> Call[m.Deleted]:
     # Forgetting twice ends the same way as forgetting once.
     return Call("DELETE", f"/admin/v1/users/{_segment(user_id)}", m.Deleted)
@@ -238,6 +243,24 @@ def job_runs_page(job: str, cursor: Optional[str], limit: Optional[int]) -> Call
 def pause_job(job: str, paused: bool) -> Call[m.Paused]:
     action = "pause" if paused else "resume"
     return Call("POST", f"/admin/v1/jobs/{_segment(job)}/{action}", m.Paused)
+
+
+def create_webhook(url: str, events: list[str], description: Optional[str]) -> Call[m.CreatedWebhook]:
+    body = _clean({"url": url, "events": events, "description": description})
+    return Call("POST", "/admin/v1/webhooks", m.CreatedWebhook, json=body, retryable=False)
+
+
+def webhooks() -> Call[m.WebhookList]:
+    return Call("GET", "/admin/v1/webhooks", m.WebhookList)
+
+
+def delete_webhook(webhook_id: str) -> Call[m.WebhookDeleted]:
+    return Call("DELETE", f"/admin/v1/webhooks/{_segment(webhook_id)}", m.WebhookDeleted)
+
+
+def webhook_deliveries(webhook_id: str, limit: Optional[int]) -> Call[m.DeliveryList]:
+    return Call("GET", f"/admin/v1/webhooks/{_segment(webhook_id)}/deliveries", m.DeliveryList,
+                params=_clean({"limit": limit}))
 
 
 def whoami() -> Call[m.Caller]:

@@ -116,8 +116,7 @@ pub(super) async fn import(
         let origin = Origin { id, created_at, updated_at: entry.updated_at.unwrap_or(created_at), metadata };
         memories_ready.push((memory, origin));
     }
-    let texts: Vec<String> =
-        memories_ready.iter().map(|(m, _)| memories::match_text(&m.content, None, None)).collect();
+    let texts: Vec<String> = memories_ready.iter().map(|(m, _)| memories::match_text(&m.content, None, None)).collect();
     let mut vectors = Vec::with_capacity(texts.len());
     for batch in texts.chunks(128) {
         vectors.extend(importer.embedder.embed(batch).await?);
@@ -171,7 +170,10 @@ fn entry(value: Value, field: &str) -> Result<Entry, ValidationError> {
     };
     let mut time = |name: &str| -> Result<Option<DateTime<Utc>>, ValidationError> {
         text(&mut o, name)?
-            .map(|t| parse_time(&t).ok_or_else(|| ValidationError::new(format!("{field}.{name}"), "must be an ISO 8601 time")))
+            .map(|t| {
+                parse_time(&t)
+                    .ok_or_else(|| ValidationError::new(format!("{field}.{name}"), "must be an ISO 8601 time"))
+            })
             .transpose()
     };
     let (created_at, updated_at) = (time("created_at")?, time("updated_at")?);
@@ -187,7 +189,16 @@ fn entry(value: Value, field: &str) -> Result<Entry, ValidationError> {
         }
         Some(_) => return Err(ValidationError::new(format!("{field}.categories"), "must be a list of strings")),
     };
-    Ok(Entry { id, memory, hash: text(&mut o, "hash")?, metadata, categories, created_at, updated_at, user_id: text(&mut o, "user_id")? })
+    Ok(Entry {
+        id,
+        memory,
+        hash: text(&mut o, "hash")?,
+        metadata,
+        categories,
+        created_at,
+        updated_at,
+        user_id: text(&mut o, "user_id")?,
+    })
 }
 
 /// An ISO 8601 time as Mem0 writes it: with an offset, or without (then UTC).

@@ -276,14 +276,15 @@ async fn moved_watermarks(
 ) -> sqlx::Result<Vec<Map<String, Value>>> {
     let events = events.map(Vec::as_slice).unwrap_or_default();
     let ids: Vec<Uuid> = events.iter().filter_map(|e| e["id"].as_str()?.parse().ok()).collect();
-    let here: HashMap<Uuid, i64> = sqlx::query_as("SELECT id, seq FROM events WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3)")
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(&ids)
-        .fetch_all(conn)
-        .await?
-        .into_iter()
-        .collect();
+    let here: HashMap<Uuid, i64> =
+        sqlx::query_as("SELECT id, seq FROM events WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3)")
+            .bind(tenant.as_str())
+            .bind(user.as_str())
+            .bind(&ids)
+            .fetch_all(conn)
+            .await?
+            .into_iter()
+            .collect();
     let mut moved = Vec::with_capacity(rows.len());
     for row in rows {
         let mut row = row.clone();

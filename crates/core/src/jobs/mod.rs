@@ -48,7 +48,7 @@ pub use definition::load_prompts;
 pub use job::{Budget, Candidate, Counts, Job, Models, Scope, Unit, Units};
 
 pub use runner::{Executor, RunOutcome};
+pub use runs::{Enqueued, NewRun, Run, Trigger};
 /// The summaries' vectors, for an import.
 pub use summarize_periods::VECTORS as PERIOD_VECTORS;
 pub use summarize_sessions::VECTORS as SESSION_VECTORS;
-pub use runs::{Enqueued, NewRun, Run, Trigger};

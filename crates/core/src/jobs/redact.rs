@@ -23,7 +23,12 @@ use engram_language::secrets::{redact_found, redact_json_found};
 /// Every table with free text, in the order a user's pass goes through them.
 const TABLES: [&TextColumns; 8] = [
     &TextColumns::by_id("events", &["content"], &["metadata"], Some(&crate::ingest::vectors::VECTORS)),
-    &TextColumns::by_id("memories", &["content", "value", "source_quote"], &["metadata"], Some(&crate::memories::VECTORS)),
+    &TextColumns::by_id(
+        "memories",
+        &["content", "value", "source_quote"],
+        &["metadata"],
+        Some(&crate::memories::VECTORS),
+    ),
     &TextColumns::by_id("memory_history", &["reason"], &["before", "after"], None),
     &TextColumns {
         name: "session_summaries",

@@ -65,7 +65,9 @@ pub async fn create(state: &AppState, principal: &Principal, request: NewWebhook
     }
     let Some(host) = url.host_str() else { return Err(ValidationError::new("url", "names no host").into()) };
     if !state.settings.webhooks.allows(host) {
-        return Err(ValidationError::new("url", format!("names {host}, which webhooks.allowed_hosts does not allow")).into());
+        return Err(
+            ValidationError::new("url", format!("names {host}, which webhooks.allowed_hosts does not allow")).into()
+        );
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(ValidationError::new("url", "must not carry a user name or password").into());

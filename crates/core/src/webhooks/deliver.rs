@@ -70,7 +70,9 @@ impl Deliverer {
                 }
                 if pruned.elapsed() > Duration::from_secs(600) {
                     pruned = Instant::now();
-                    let sql = format!("DELETE FROM webhook_deliveries WHERE attempted_at < now() - interval '{KEEP_ATTEMPTS}'");
+                    let sql = format!(
+                        "DELETE FROM webhook_deliveries WHERE attempted_at < now() - interval '{KEEP_ATTEMPTS}'"
+                    );
                     if let Err(err) = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&pool).await {
                         tracing::warn!(error = %err, "cannot prune the record of webhook attempts");
                     }
@@ -236,7 +238,8 @@ async fn send(client: &reqwest::Client, row: &Due, body: &str) -> Attempt {
             error: Some(format!("the receiver answered {}", response.status())),
         },
         Err(err) => {
-            let why = ConnectFailure::diagnose(&err).map_or_else(|| engram_base::tls::chain_text(&err), |f| f.to_string());
+            let why =
+                ConnectFailure::diagnose(&err).map_or_else(|| engram_base::tls::chain_text(&err), |f| f.to_string());
             Attempt { outcome: "failed", status_code: None, error: Some(why) }
         }
     }
@@ -276,7 +279,8 @@ async fn body_of(pool: &PgPool, row: &Due) -> sqlx::Result<Value> {
         .bind(memory)
         .fetch_optional(pool)
         .await?;
-        let (content, category, key, value) = found.map_or((None, None, None, None), |(c, g, k, v)| (Some(c), Some(g), k, v));
+        let (content, category, key, value) =
+            found.map_or((None, None, None, None), |(c, g, k, v)| (Some(c), Some(g), k, v));
         body.insert("content".into(), json!(content));
         body.insert("category".into(), json!(category));
         if key.is_some() {

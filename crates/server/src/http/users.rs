@@ -13,6 +13,7 @@ use super::extract::{JsonBody, Query};
 use super::openapi::ErrorBody;
 use super::state::AppState;
 use engram_base::domain::{MemoryId, UserId};
+use engram_core::imports::Imported;
 use engram_core::service::input::Flag;
 use engram_core::service::memories::{
     self, AddedMemory, MemoryDeleted, MemoryDetail, MemoryEdit, MemoryPage, MemoryQuery, NewMemoryRequest, Outcome,
@@ -21,7 +22,6 @@ use engram_core::service::users::{
     self, Deleted, DeletionList, Export, LatestQuery, PageQuery, SessionList, SummaryList, TurnPage, TurnQuery,
     UserPage,
 };
-use engram_core::imports::Imported;
 use engram_core::users::UserSummary;
 
 /// The user and the memory a path names.

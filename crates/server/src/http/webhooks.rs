@@ -40,7 +40,10 @@ async fn create_webhook(
     security(("api_key" = []))
 )]
 #[get("/admin/v1/webhooks")]
-async fn list_webhooks(state: web::Data<AppState>, principal: Authorized<need::Admin>) -> Result<HttpResponse, ApiError> {
+async fn list_webhooks(
+    state: web::Data<AppState>,
+    principal: Authorized<need::Admin>,
+) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(webhooks::list(&state, &principal).await?))
 }
 
