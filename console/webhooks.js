@@ -15,7 +15,7 @@ export async function webhooksPage(page) {
   const table = el('div', {}, loading());
   const deliveries = el('div', { id: 'deliveries' });
   const created = el('div', { id: 'created-webhook' });
-  const url = el('input', { name: 'url', type: 'url', required: true, placeholder: 'https://hooks.example.com/engram', size: 40 });
+  const url = el('input', { name: 'url', type: 'url', required: true, placeholder: 'the receiver’s URL', size: 40 });
   const boxes = EVENTS.map((name) => el('label', { class: 'check' },
     el('input', { type: 'checkbox', name: 'events', value: name, checked: name.startsWith('memory.') ? true : null }), ` ${name}`));
   const form = el('form', { id: 'subscribe', class: 'card', onsubmit: async (event) => {

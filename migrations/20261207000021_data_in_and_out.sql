@@ -70,8 +70,9 @@ $$;
 
 -- A change to a memory, as a subscriber sees it: created; updated (its words, category,
 -- key, value or pin changed, or it was restored); superseded (or merged into another);
--- deleted (deleted, evicted or removed for good). Changes of rank or time alone are not
--- events.
+-- deleted (deleted, evicted, or removed for good: a person's deletion, a request to
+-- forget, `purge`), with the status `deleted` or `evicted`. Changes of rank or time alone
+-- are not events.
 CREATE FUNCTION engram_memory_event() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     ev text;
@@ -100,7 +101,9 @@ BEGIN
     IF ev IS NOT NULL THEN
         INSERT INTO webhook_outbox (tenant_id, webhook_id, event, user_id, memory_id, details)
         SELECT m.tenant_id, w.id, ev, m.user_id, m.id,
-               jsonb_strip_nulls(jsonb_build_object('status', m.status, 'superseded_by', m.superseded_by))
+               jsonb_strip_nulls(jsonb_build_object(
+                   'status', CASE WHEN TG_OP = 'DELETE' THEN 'deleted' ELSE m.status END,
+                   'superseded_by', m.superseded_by))
           FROM webhooks w
          WHERE w.tenant_id = m.tenant_id AND ev = ANY (w.events);
     END IF;

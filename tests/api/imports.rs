@@ -127,6 +127,9 @@ async fn an_exported_user_imported_elsewhere_answers_the_same_and_a_second_impor
     assert!(again["added"].as_object().unwrap().values().all(|n| n == 0), "{again}");
     assert_eq!(again["already_present"]["events"], 7, "{again}");
     assert_eq!(rows_of(&to, "maya").await, rows);
+    // The jobs' watermarks came along: extraction reads no imported turn again.
+    run_jobs(&to, &["extract_facts"], "2026-03-10T00:00:00Z").await;
+    assert_eq!(rows_of(&to, "maya").await, rows, "nothing extracted twice");
 
     // Into another user of the same tenant: ids of its own, found as well, and idempotent too.
     let copied: Value = import(&to, &key_to, "maya-copy", &export).await.json().await.unwrap();
@@ -200,6 +203,11 @@ async fn a_bad_document_is_refused_whole_naming_the_field() {
     assert!(!error["message"].as_str().unwrap().contains("SQL"), "{error}");
 
     let mut doc = export.clone();
+    doc["memories"][0]["category"] = json!("hobby");
+    let response = import(&app, &key, "newcomer", &doc).await;
+    refused(400, "memories[0].category", "not a category", error_of(response).await);
+
+    let mut doc = export.clone();
     doc["favourites"] = json!([]);
     let response = import(&app, &key, "newcomer", &doc).await;
     refused(400, "favourites", "not a table", error_of(response).await);
@@ -225,9 +233,18 @@ async fn mem0_memories_come_over_searchable_at_once_without_duplicates_or_secret
          "hash": "d4", "created_at": "2024-08-05T10:00:00Z", "user_id": "alex"},
         {"id": "mem-legacy-17", "memory": "Alex is vegetarian", "hash": "e5", "user_id": "alex"}
     ]});
+    // Entries of two Mem0 users are refused: one user at a time.
+    let mut mixed = doc.clone();
+    mixed["results"][2]["user_id"] = json!("bea");
+    let response = import(&app, &key, "alex", &mixed).await;
+    assert_eq!(error_of(response).await["field"], "results[2].user_id");
+    // Mem0's graph memory, beside the results, is counted and left.
+    let mut doc = doc;
+    doc["relations"] = json!([{"source": "alex", "relationship": "plays", "target": "cello"}]);
     let response = import(&app, &key, "alex", &doc).await;
     assert_eq!(response.status(), 200);
     let imported: Value = response.json().await.unwrap();
+    assert_eq!(imported["skipped"]["relations"], 1, "{imported}");
     assert_eq!(imported["format"], "mem0");
     assert_eq!(imported["added"]["memories"], 3, "{imported}");
     assert_eq!(imported["duplicates"], 2, "two say what Alex's memory already says: {imported}");
@@ -252,6 +269,12 @@ async fn mem0_memories_come_over_searchable_at_once_without_duplicates_or_secret
     assert_eq!(architect["created_at"], "2024-08-01T17:00:00Z");
     assert_eq!(architect["updated_at"], "2024-09-01T17:00:00Z");
     assert!(hits(&app, "Zr8#kLp2wQ").await.is_empty(), "the password is stored nowhere");
+    let hashes: Vec<Value> =
+        sqlx::query_scalar("SELECT metadata -> 'mem0_hash' FROM memories WHERE content LIKE 'Wifi%'")
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(hashes, [Value::Null], "the hash of the words with the password is not kept");
 
     // The list form, by the command line: the same memories are found, nothing is added.
     let file = tempfile::NamedTempFile::new().unwrap();

@@ -1,7 +1,8 @@
 //! Webhooks, to real receivers on loopback: a signed `memory.created`; a receiver that
 //! is down while a memory is deleted gets the signed `memory.deleted`, without content,
-//! once it is back; another tenant's changes and subscriptions stay out of sight; an
-//! engram killed with -9 between a change and its delivery delivers it after restart.
+//! once it is back, after the change made before it; another tenant's changes and
+//! subscriptions stay out of sight; an engram killed with -9 while a delivery is in flight
+//! delivers it after restart.
 
 use std::time::{Duration, Instant};
 
@@ -103,10 +104,13 @@ async fn a_receiver_gets_signed_changes_in_order_even_after_being_down_and_nothi
     assert!(signed_by(&secret, signed), "the signature checks out: {signed}");
     assert!(!signed_by("whsec_another", signed), "and only under its own secret");
 
-    // Down while the memory is deleted: the attempts fail, saying why, and the delivery
-    // waits; back up, it arrives signed, with ids and no content.
+    // Down while another memory is made and the first deleted: the attempts fail, saying
+    // why, and the deliveries wait; back up, they arrive signed, in the order they were
+    // made, the deletion with ids and no content.
     let address = acme_receiver.address().to_owned();
     drop(acme_receiver);
+    let made = app.post_as(&acme, "/v1/users/ann/memories", &json!({"content": "Ann sells honey at the market"})).await;
+    let second = made.json::<Value>().await.unwrap()["memory"]["id"].as_str().unwrap().to_owned();
     let deleted = app
         .client
         .delete(format!("{}/v1/users/ann/memories/{memory}", app.address))
@@ -127,15 +131,18 @@ async fn a_receiver_gets_signed_changes_in_order_even_after_being_down_and_nothi
     };
     assert!(failed["error"].as_str().unwrap().contains("refused"), "{failed}");
     let listed: Value = app.get_as(&acme, "/admin/v1/webhooks").await.json().await.unwrap();
-    assert_eq!(listed["webhooks"][0]["pending"], 1, "{listed}");
+    assert_eq!(listed["webhooks"][0]["pending"], 2, "{listed}");
     assert!(listed["webhooks"][0].get("secret").is_none(), "a listing never shows the secret");
     let back = receiver(std::net::TcpListener::bind(address).unwrap()).await;
-    let got = received(&back, 1).await;
-    let (body, signed) = &got[0];
+    let got = received(&back, 2).await;
+    assert_eq!(got[0].0["event"], "memory.created");
+    assert_eq!(got[0].0["memory_id"], second.as_str());
+    let (body, signed) = &got[1];
     assert_eq!(body["event"], "memory.deleted");
     assert_eq!(body["memory_id"], memory.as_str());
+    assert_eq!(body["status"], "deleted", "{body}");
     assert!(body.get("content").is_none(), "a deletion carries ids only: {body}");
-    assert!(signed_by(&secret, signed));
+    assert!(signed_by(&secret, signed) && signed_by(&secret, &got[0].1));
     let metrics = app.metrics().await;
     assert!(metrics.contains("engram_webhook_deliveries_total{outcome=\"failed\"}"), "{metrics}");
     assert!(metrics.contains("engram_webhook_outbox_age_seconds"), "{metrics}");
@@ -198,11 +205,11 @@ async fn a_subscription_is_checked_before_it_is_stored() {
 }
 
 #[tokio::test]
-async fn a_delivery_survives_engram_killed_between_the_change_and_its_delivery() {
+async fn a_delivery_survives_engram_killed_while_it_is_in_flight() {
     let app = spawn_app().await;
     let key = app.key("acme", "read,ingest,admin").await;
-    let (port, listener) = port();
-    drop(listener);
+    // A receiver that takes the connection and never answers: the attempt is in flight.
+    let (port, stalled) = port();
     let hook = subscribe(&app, &key, port, &["memory.created"]).await;
     let jobs = tempfile::tempdir().unwrap();
     let worker = || {
@@ -220,19 +227,25 @@ async fn a_delivery_survives_engram_killed_between_the_change_and_its_delivery()
     let mut first = worker();
     let made = app.post_as(&key, "/v1/users/ann/memories", &json!({"content": "Ann's allotment is plot 14"})).await;
     assert_eq!(made.status(), 201);
-    // The worker tried, and failed: nothing listens.
+    // The worker took the delivery and waits for the receiver's answer: killed then.
     let started = Instant::now();
     loop {
-        let tried: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries").fetch_one(&app.db.pool).await.unwrap();
-        if tried > 0 {
+        let leased: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_outbox WHERE attempts > 0")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        if leased > 0 {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "the worker never tried");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(started.elapsed() < Duration::from_secs(30), "the worker never took the delivery");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     first.kill().unwrap(); // SIGKILL
     first.wait().unwrap();
+    let recorded: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries").fetch_one(&app.db.pool).await.unwrap();
+    assert_eq!(recorded, 0, "killed before the attempt ended");
+    drop(stalled);
     let back = receiver(std::net::TcpListener::bind(("127.0.0.1", port)).unwrap()).await;
     let second = worker();
     let got = received(&back, 1).await;
@@ -242,4 +255,7 @@ async fn a_delivery_survives_engram_killed_between_the_change_and_its_delivery()
     assert!(signed_by(hook["secret"].as_str().unwrap(), &got[0].1));
     let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_outbox").fetch_one(&app.db.pool).await.unwrap();
     assert_eq!(waiting, 0, "delivered once and gone from the outbox");
+    let attempts: Vec<(i32, String)> =
+        sqlx::query_as("SELECT attempt, outcome FROM webhook_deliveries").fetch_all(&app.db.pool).await.unwrap();
+    assert_eq!(attempts, [(2, "delivered".to_owned())], "the killed attempt's lease ran out, the next delivered");
 }

@@ -8,7 +8,7 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::{Map, Value, json};
 
-use super::{ImportError, Imported, Importer, mapped_id, target_user};
+use super::{ImportError, Imported, Importer, mapped_id, refused, target_user};
 use crate::memories::{self, Change, Kind, NewMemory, Origin, edit};
 use engram_base::domain::{Category, TenantId, UserId, ValidationError};
 
@@ -53,6 +53,8 @@ pub(super) async fn import(
     user: Option<&UserId>,
     doc: Value,
 ) -> Result<Imported, ImportError> {
+    // Mem0's graph memory (`relations`, where it is on) is not imported: it is counted.
+    let relations = doc.get("relations").and_then(Value::as_array).map_or(0, Vec::len);
     let (entries, prefix) = match doc {
         Value::Array(entries) => (entries, ""),
         Value::Object(mut o) => match o.remove("results") {
@@ -67,27 +69,32 @@ pub(super) async fn import(
     };
     let entries: Vec<Entry> =
         entries.into_iter().enumerate().map(|(i, e)| entry(e, &field_of(i))).collect::<Result<_, _>>()?;
-    let named = entries.iter().find_map(|e| e.user_id.clone()).map(Value::String);
-    let target = target_user(user, named.as_ref(), &format!("{}.user_id", field_of(0)))?;
-    if user.is_none()
-        && let Some(i) = entries.iter().position(|e| e.user_id.as_deref().is_some_and(|u| u != target.as_str()))
-    {
+    let named = entries.iter().find_map(|e| e.user_id.clone());
+    if let Some(i) = entries.iter().position(|e| e.user_id.is_some() && e.user_id != named) {
         return Err(ValidationError::new(
             format!("{}.user_id", field_of(i)),
-            "names another user than the first entry: import one user at a time, or name the user to import into",
+            "names another Mem0 user than the entries before it: import one user at a time",
         )
         .into());
     }
+    let target = target_user(user, named.map(Value::String).as_ref(), &format!("{}.user_id", field_of(0)))?;
     let mut imported = Imported { user_id: target.to_string(), format: "mem0".into(), ..Default::default() };
+    if relations > 0 {
+        imported.skipped.insert("relations".into(), relations as u64);
+    }
     let now = Utc::now();
     let mut memories_ready = Vec::with_capacity(entries.len());
     for entry in entries {
-        let mut content = Value::String(entry.memory.trim().to_owned());
+        let said = entry.memory.trim().to_owned();
+        let mut content = Value::String(said.clone());
         importer.redact(&mut content, &mut imported);
+        // Mem0's hash is of the words as said: beside a redacted secret it would let one
+        // guess it back.
+        let hash = entry.hash.filter(|_| content.as_str() == Some(said.as_str()));
         let mut metadata = json!({
             "source": "mem0",
             "mem0_id": entry.id,
-            "mem0_hash": entry.hash,
+            "mem0_hash": hash,
             "mem0_categories": entry.categories,
             "mem0_metadata": entry.metadata,
         });
@@ -126,7 +133,7 @@ pub(super) async fn import(
     let mut tx = importer.db.tenant_tx(tenant).await?;
     crate::users::hold(&mut tx, tenant, &[target.as_str()]).await?;
     let (mut added, mut present) = (0, 0);
-    for ((memory, origin), vector) in memories_ready.iter().zip(&vectors) {
+    for (i, ((memory, origin), vector)) in memories_ready.iter().zip(&vectors).enumerate() {
         if memories::get(&mut tx, tenant, &target, origin.id).await?.is_some() {
             present += 1;
             continue;
@@ -136,7 +143,9 @@ pub(super) async fn import(
             imported.duplicates += 1;
             continue;
         }
-        memories::insert_from(&mut tx, tenant, memory, origin, (vector, importer.embedder.model()), &change).await?;
+        memories::insert_from(&mut tx, tenant, memory, origin, (vector, importer.embedder.model()), &change)
+            .await
+            .map_err(|e| refused(e, &field_of(i)))?;
         added += 1;
     }
     imported.added.insert("memories".into(), added);

@@ -8,6 +8,7 @@
 //! the id they had.
 
 pub mod mem0;
+mod rows;
 mod tables;
 
 use std::collections::BTreeMap;
@@ -117,6 +118,12 @@ enum Kind {
 fn kind_of(doc: &Value) -> Result<Kind, ValidationError> {
     match doc {
         Value::Array(_) => Ok(Kind::Mem0),
+        // Mem0's answer may hold `relations` (its graph memory) beside `results`.
+        Value::Object(o)
+            if o.contains_key("results") && !o.contains_key("format") && !o.contains_key("format_version") =>
+        {
+            Ok(Kind::Mem0)
+        }
         Value::Object(o) if o.contains_key("format_version") || o.keys().any(|k| tables::holds(k)) => {
             if let Some(format) = o.get("format").filter(|f| *f != FORMAT) {
                 return Err(ValidationError::new("format", format!("is {format}, not {FORMAT}")));
@@ -133,7 +140,6 @@ fn kind_of(doc: &Value) -> Result<Kind, ValidationError> {
                 )),
             }
         }
-        Value::Object(o) if o.contains_key("results") => Ok(Kind::Mem0),
         _ => Err(ValidationError::new(
             "body",
             "is neither an engram export (format_version and the tables) nor Mem0's get_all result (results, or a list)",
@@ -163,6 +169,21 @@ fn mapped_id(user: &UserId, id: Uuid, same_user: bool) -> Uuid {
 
 /// The namespace of derived ids.
 const IMPORT_NAMESPACE: Uuid = Uuid::from_u128(0x6a1d_43f2_9a55_4a8e_8c1b_0e2f_5d3c_7b91);
+
+/// A database's refusal of a value, named by `field`; other failures stay failures.
+fn refused(err: sqlx::Error, field: &str) -> ImportError {
+    if let Some(db) = err.as_database_error()
+        && let Some(code) = db.code()
+        && (code.starts_with("22") || code.starts_with("23"))
+    {
+        let why = match db.constraint() {
+            Some(rule) => format!("holds a row that breaks the rule {rule}"),
+            None => "holds a value the column cannot take".to_owned(),
+        };
+        return ValidationError::new(field, why).into();
+    }
+    err.into()
+}
 
 /// The audit-log row of an import: how much, never what.
 async fn audit(

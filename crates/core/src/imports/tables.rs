@@ -5,12 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use chrono::{DateTime, NaiveDate};
 use serde_json::{Map, Value};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::{ImportError, Imported, Importer, mapped_id, target_user};
+use super::rows::{check_names, check_row, map_ids, schema};
+use super::{ImportError, Imported, Importer, refused, target_user};
 use engram_base::domain::{TenantId, UserId, ValidationError};
 use engram_base::stored_vectors::VectorColumn;
 
@@ -40,24 +40,6 @@ pub(super) fn holds(name: &str) -> bool {
 /// What an export holds that is not imported: the installation's record of runs.
 const NOT_IMPORTED: [&str; 1] = ["job_runs"];
 
-/// Columns made here, never read from a document: whose the row is, what is derived
-/// from its text (vectors, the text-search column), a turn's place in the log, and a
-/// checkpoint's bookkeeping of runs.
-const MADE_HERE: [&str; 12] = [
-    "tenant_id",
-    "user_id",
-    "embedding",
-    "embedding_model",
-    "embedding_dims",
-    "content_tsv",
-    "seq",
-    "pass_id",
-    "failures",
-    "retry_after",
-    "last_error",
-    "received_at",
-];
-
 /// Text columns that name rather than say: kinds, states, keys, names. Every other
 /// text passes the secret rules.
 const NAMES: [&str; 15] = [
@@ -83,15 +65,6 @@ const CHUNK: usize = 500;
 /// Texts per call to the embedder.
 const EMBED_BATCH: usize = 128;
 
-/// A column of this database.
-struct Column {
-    name: String,
-    /// PostgreSQL's `udt_name`: `uuid`, `text`, `_uuid`, `timestamptz`, …
-    udt: String,
-    nullable: bool,
-    has_default: bool,
-}
-
 pub(super) async fn import(
     importer: &Importer<'_>,
     tenant: &TenantId,
@@ -104,7 +77,8 @@ pub(super) async fn import(
     doc.retain(|name, _| !ABOUT.contains(&name.as_str()));
     let tables = doc;
     let mut imported = Imported { user_id: target.to_string(), format: super::FORMAT.into(), ..Default::default() };
-    let schema = schema(&importer.db.pool).await?;
+    let names: Vec<&str> = TABLES.iter().map(|(t, _)| *t).collect();
+    let schema = schema(&importer.db.pool, &names).await?;
     // Every row is checked, mapped and redacted before anything is written.
     let mut ready: BTreeMap<&str, Vec<Map<String, Value>>> = BTreeMap::new();
     for (name, rows) in tables {
@@ -124,6 +98,7 @@ pub(super) async fn import(
         for (i, row) in rows.into_iter().enumerate() {
             let field = format!("{field}[{i}]");
             let mut row = check_row(row, columns, &field)?;
+            check_names(table, &row, &field)?;
             map_ids(&mut row, columns, &target, same_user);
             for column in columns.iter().filter(|c| matches!(c.udt.as_str(), "text" | "jsonb" | "_text")) {
                 if !NAMES.contains(&column.name.as_str())
@@ -143,14 +118,32 @@ pub(super) async fn import(
 
     let mut tx = importer.db.tenant_tx(tenant).await?;
     crate::users::hold(&mut tx, tenant, &[target.as_str()]).await?;
+    if let Some(events) = ready.get_mut("events") {
+        drop_others_client_ids(&mut tx, tenant, &target, events).await?;
+    }
     let mut added: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut entities_here: HashMap<String, String> = HashMap::new();
     for (table, key) in TABLES {
         let Some(rows) = ready.get(table) else { continue };
-        let rows = match table {
+        let mut rows = match table {
             "job_checkpoints" => moved_watermarks(&mut tx, tenant, &target, rows, ready.get("events")).await?,
             _ => rows.clone(),
         };
+        if matches!(table, "relations" | "graph_history") {
+            for row in &mut rows {
+                for column in ["subject_id", "object_id", "entity_id"] {
+                    if let Some(Value::String(id)) = row.get_mut(column)
+                        && let Some(theirs) = entities_here.get(id.as_str())
+                    {
+                        *id = theirs.clone();
+                    }
+                }
+            }
+        }
         let keys = insert(&mut tx, tenant, &target, table, key, &rows).await.map_err(|e| refused(e, table))?;
+        if table == "entities" {
+            entities_here = entities_already_here(&mut tx, tenant, &target, &rows, &keys).await?;
+        }
         imported.added.insert(table.into(), keys.len() as u64);
         imported.already_present.insert(table.into(), (rows.len() - keys.len()) as u64);
         added.insert(table, keys);
@@ -162,107 +155,6 @@ pub(super) async fn import(
     super::audit(&mut tx, tenant, importer, &imported).await?;
     tx.commit().await?;
     Ok(imported)
-}
-
-/// The columns of the imported tables, as this database has them.
-async fn schema(pool: &sqlx::PgPool) -> sqlx::Result<HashMap<String, Vec<Column>>> {
-    let names: Vec<&str> = TABLES.iter().map(|(t, _)| *t).collect();
-    let rows: Vec<(String, String, String, bool, bool)> = sqlx::query_as(
-        "SELECT table_name::text, column_name::text, udt_name::text, is_nullable = 'YES', column_default IS NOT NULL
-           FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name = ANY($1)
-          ORDER BY table_name, ordinal_position",
-    )
-    .bind(&names)
-    .fetch_all(pool)
-    .await?;
-    let mut schema: HashMap<String, Vec<Column>> = HashMap::new();
-    for (table, name, udt, nullable, has_default) in rows {
-        schema.entry(table).or_default().push(Column { name, udt, nullable, has_default });
-    }
-    Ok(schema)
-}
-
-/// The row with its values checked against the columns; made-here columns dropped
-/// (but a turn's `seq`, which orders them). Names the field that is wrong.
-fn check_row(row: Value, columns: &[Column], field: &str) -> Result<Map<String, Value>, ValidationError> {
-    let Value::Object(mut row) = row else { return Err(ValidationError::new(field, "is not an object")) };
-    let seq = row.get("seq").cloned();
-    row.retain(|name, _| !MADE_HERE.contains(&name.as_str()));
-    for (name, value) in &row {
-        let Some(column) = columns.iter().find(|c| c.name == *name) else {
-            return Err(ValidationError::new(format!("{field}.{name}"), "is not a column of this table"));
-        };
-        if value.is_null() {
-            if !column.nullable {
-                return Err(ValidationError::new(format!("{field}.{name}"), "must not be null"));
-            }
-            continue;
-        }
-        if let Err(expected) = check_value(&column.udt, value) {
-            return Err(ValidationError::new(format!("{field}.{name}"), format!("must be {expected}")));
-        }
-    }
-    for column in columns {
-        let required = !column.nullable && !column.has_default && !MADE_HERE.contains(&column.name.as_str());
-        if required && !row.contains_key(&column.name) {
-            return Err(ValidationError::new(format!("{field}.{}", column.name), "is missing"));
-        }
-    }
-    if let Some(seq) = seq.filter(Value::is_i64) {
-        row.insert("seq".into(), seq);
-    }
-    Ok(row)
-}
-
-/// Whether `value` reads as a value of the PostgreSQL type `udt`; what it must be if not.
-fn check_value(udt: &str, value: &Value) -> Result<(), &'static str> {
-    let is_uuid = |v: &Value| v.as_str().is_some_and(|s| Uuid::parse_str(s).is_ok());
-    let ok = match udt {
-        "uuid" => is_uuid(value),
-        "_uuid" => value.as_array().is_some_and(|a| a.iter().all(is_uuid)),
-        "text" => value.is_string(),
-        "_text" => value.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
-        "timestamptz" => value.as_str().is_some_and(|s| DateTime::parse_from_rfc3339(s).is_ok()),
-        "date" => value.as_str().is_some_and(|s| NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok()),
-        "int2" | "int4" => value.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
-        "int8" => value.is_i64(),
-        "float4" | "float8" => value.is_number(),
-        "bool" => value.is_boolean(),
-        _ => true,
-    };
-    match (ok, udt) {
-        (true, _) => Ok(()),
-        (false, "uuid") => Err("a UUID"),
-        (false, "_uuid") => Err("a list of UUIDs"),
-        (false, "text") => Err("a string"),
-        (false, "_text") => Err("a list of strings"),
-        (false, "timestamptz") => Err("an RFC 3339 time"),
-        (false, "date") => Err("a date (YYYY-MM-DD)"),
-        (false, "bool") => Err("true or false"),
-        (false, _) => Err("a number"),
-    }
-}
-
-/// For another user, every id (and id list) derived anew; a client's own event id is
-/// the client's, so it is not carried over to another user.
-fn map_ids(row: &mut Map<String, Value>, columns: &[Column], user: &UserId, same_user: bool) {
-    if same_user {
-        return;
-    }
-    let map = |v: &mut Value| {
-        if let Some(id) = v.as_str().and_then(|s| Uuid::parse_str(s).ok()) {
-            *v = Value::String(mapped_id(user, id, false).to_string());
-        }
-    };
-    for column in columns {
-        match (column.udt.as_str(), row.get_mut(&column.name)) {
-            ("uuid", Some(value)) => map(value),
-            ("_uuid", Some(Value::Array(ids))) => ids.iter_mut().for_each(map),
-            _ => {}
-        }
-    }
-    row.remove("client_event_id");
 }
 
 /// Checkpoints whose watermark (`state.seq`) is moved to the same turn's place in this
@@ -305,6 +197,72 @@ async fn moved_watermarks(
     Ok(moved)
 }
 
+/// A client's event id is unique in its tenant: one another user of the tenant already
+/// sent is dropped from the imported turn, which is then stored without it.
+async fn drop_others_client_ids(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    events: &mut [Map<String, Value>],
+) -> sqlx::Result<()> {
+    let ids: Vec<&str> = events.iter().filter_map(|e| e.get("client_event_id")?.as_str()).collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let taken: Vec<String> = sqlx::query_scalar(
+        "SELECT client_event_id FROM events WHERE tenant_id = $1 AND user_id <> $2 AND client_event_id = ANY($3)",
+    )
+    .bind(tenant.as_str())
+    .bind(user.as_str())
+    .bind(&ids)
+    .fetch_all(conn)
+    .await?;
+    for event in events {
+        if event.get("client_event_id").and_then(Value::as_str).is_some_and(|id| taken.iter().any(|t| t == id)) {
+            event.remove("client_event_id");
+        }
+    }
+    Ok(())
+}
+
+/// The imported entities not written because the user already has one by that name (or,
+/// for the user's own entity, their own): each id mapped to the user's entity, so the
+/// imported relations and history point at it.
+async fn entities_already_here(
+    conn: &mut PgConnection,
+    tenant: &TenantId,
+    user: &UserId,
+    rows: &[Map<String, Value>],
+    written: &[String],
+) -> sqlx::Result<HashMap<String, String>> {
+    let mut here = HashMap::new();
+    for row in rows {
+        let Some(id) = row.get("id").and_then(Value::as_str).filter(|id| !written.iter().any(|w| w == id)) else {
+            continue;
+        };
+        let is_user = row.get("is_user").and_then(Value::as_bool).unwrap_or(false);
+        let norm_name = row.get("norm_name").and_then(Value::as_str).unwrap_or_default();
+        let theirs: Option<String> = sqlx::query_scalar(
+            "SELECT id::text FROM entities
+              WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND id <> $3::uuid
+                AND (norm_name = $4 OR ($5 AND is_user))
+                AND NOT EXISTS (SELECT FROM entities s WHERE s.tenant_id = $1 AND s.id = $3::uuid)
+              ORDER BY is_user DESC LIMIT 1",
+        )
+        .bind(tenant.as_str())
+        .bind(user.as_str())
+        .bind(id)
+        .bind(norm_name)
+        .bind(is_user)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(theirs) = theirs {
+            here.insert(id.to_owned(), theirs);
+        }
+    }
+    Ok(here)
+}
+
 /// Inserts the rows that are not there yet; returns the keys written.
 async fn insert(
     conn: &mut PgConnection,
@@ -343,21 +301,6 @@ async fn insert(
         }
     }
     Ok(written)
-}
-
-/// A database's refusal of a row, named by its table; other failures stay failures.
-fn refused(err: sqlx::Error, table: &str) -> ImportError {
-    if let Some(db) = err.as_database_error()
-        && let Some(code) = db.code()
-        && (code.starts_with("22") || code.starts_with("23"))
-    {
-        let why = match db.constraint() {
-            Some(rule) => format!("holds a row that breaks the rule {rule}"),
-            None => "holds a value the column cannot take".to_owned(),
-        };
-        return ValidationError::new(table, why).into();
-    }
-    err.into()
 }
 
 /// The vectors of the rows written, made by this installation's model.

@@ -3,8 +3,8 @@
 //! them signed, and deletes each once its receiver answered 2xx. A failed attempt is
 //! tried again after 1 s, 2 s, 4 s … (at most an hour apart) until 24 hours have passed
 //! since the change; then it is given up (`expired`). A claimed row is leased, not
-//! locked, so two workers never send the same row at once and a worker killed mid-way
-//! leaves it to the next after the lease.
+//! locked: a worker killed mid-way leaves it to the next after the lease, and what an
+//! attempt writes afterwards counts only if the row was not claimed again meanwhile.
 //!
 //! Each body is signed: `Engram-Signature: t=<unix seconds>,v1=<hex>`, the hex being
 //! HMAC-SHA256 under the subscription's secret of `<t>.<body>`. A memory's content is
@@ -56,7 +56,7 @@ impl Deliverer {
         let (shutdown, mut stopped) = watch::channel(false);
         let task = tokio::spawn(async move {
             let lease = Duration::from_millis(settings.timeout_ms) + Duration::from_secs(5);
-            let mut pruned = Instant::now() - Duration::from_secs(3600);
+            let mut pruned: Option<Instant> = None;
             loop {
                 let sent = match deliver_due(&pool, &client, &metrics, &settings, lease).await {
                     Ok(sent) => sent,
@@ -68,13 +68,10 @@ impl Deliverer {
                 if let Ok(age) = oldest_age(&pool).await {
                     metrics.webhook_outbox_age.set(age);
                 }
-                if pruned.elapsed() > Duration::from_secs(600) {
-                    pruned = Instant::now();
-                    let sql = format!(
-                        "DELETE FROM webhook_deliveries WHERE attempted_at < now() - interval '{KEEP_ATTEMPTS}'"
-                    );
-                    if let Err(err) = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&pool).await {
-                        tracing::warn!(error = %err, "cannot prune the record of webhook attempts");
+                if pruned.is_none_or(|at| at.elapsed() > Duration::from_secs(60)) {
+                    pruned = Some(Instant::now());
+                    if let Err(err) = prune(&pool).await {
+                        tracing::warn!(error = %err, "cannot prune the webhook outbox and record");
                     }
                 }
                 if sent == 0 {
@@ -124,10 +121,11 @@ async fn deliver_due(
     let due: Vec<Due> = sqlx::query_as(
         "WITH due AS (
              SELECT o.id FROM webhook_outbox o
+               JOIN webhooks w ON w.tenant_id = o.tenant_id AND w.id = o.webhook_id
               WHERE o.next_attempt_at <= now()
                 AND NOT EXISTS (SELECT FROM webhook_outbox p WHERE p.webhook_id = o.webhook_id
                                    AND p.user_id IS NOT DISTINCT FROM o.user_id AND p.id < o.id)
-              ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED)
+              ORDER BY o.id LIMIT $1 FOR UPDATE OF o SKIP LOCKED)
          UPDATE webhook_outbox o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1
            FROM due, webhooks w
           WHERE o.id = due.id AND w.tenant_id = o.tenant_id AND w.id = o.webhook_id
@@ -184,16 +182,21 @@ async fn deliver_one(
             let wait = (1i64 << (row.attempts - 1).clamp(0, 12)).min(MAX_BACKOFF_SECS);
             sqlx::query(
                 "UPDATE webhook_outbox SET next_attempt_at = now() + make_interval(secs => $2), last_error = $3
-                  WHERE id = $1",
+                  WHERE id = $1 AND attempts = $4",
             )
             .bind(row.id)
             .bind(wait as f64)
             .bind(&attempt.error)
+            .bind(row.attempts)
             .execute(&mut *tx)
             .await?;
         }
         _ => {
-            sqlx::query("DELETE FROM webhook_outbox WHERE id = $1").bind(row.id).execute(&mut *tx).await?;
+            sqlx::query("DELETE FROM webhook_outbox WHERE id = $1 AND attempts = $2")
+                .bind(row.id)
+                .bind(row.attempts)
+                .execute(&mut *tx)
+                .await?;
         }
     }
     sqlx::query(
@@ -298,10 +301,26 @@ async fn body_of(pool: &PgPool, row: &Due) -> sqlx::Result<Value> {
     Ok(Value::Object(body))
 }
 
-/// Seconds since the oldest waiting row was written; 0 when none waits.
+/// Drops the record of attempts older than [`KEEP_ATTEMPTS`], and rows of the outbox whose
+/// subscription was deleted while a change that saw it was being written.
+async fn prune(pool: &PgPool) -> sqlx::Result<()> {
+    let sql = format!("DELETE FROM webhook_deliveries WHERE attempted_at < now() - interval '{KEEP_ATTEMPTS}'");
+    sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await?;
+    sqlx::query(
+        "DELETE FROM webhook_outbox o
+          WHERE NOT EXISTS (SELECT FROM webhooks w WHERE w.tenant_id = o.tenant_id AND w.id = o.webhook_id)",
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Seconds since the oldest waiting row whose subscription exists was written; 0 when none waits.
 async fn oldest_age(pool: &PgPool) -> sqlx::Result<f64> {
     let age: Option<f64> = sqlx::query_scalar(
-        "SELECT extract(epoch FROM now() - created_at)::float8 FROM webhook_outbox ORDER BY id LIMIT 1",
+        "SELECT extract(epoch FROM now() - o.created_at)::float8 FROM webhook_outbox o
+           JOIN webhooks w ON w.tenant_id = o.tenant_id AND w.id = o.webhook_id
+          ORDER BY o.id LIMIT 1",
     )
     .fetch_optional(pool)
     .await?;
