@@ -72,46 +72,55 @@ $$;
 -- key, value or pin changed, or it was restored); superseded (or merged into another);
 -- deleted (deleted, evicted, or removed for good: a person's deletion, a request to
 -- forget, `purge`), with the status `deleted` or `evicted`. Changes of rank or time alone
--- are not events.
-CREATE FUNCTION engram_memory_event() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    ev text;
-    m memories;
+-- are not events. Statement-level triggers over the statement's transition tables: one
+-- query per statement, and none at all while the tenant has no subscription.
+CREATE FUNCTION engram_memory_events() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        m := NEW;
-        IF NEW.status = 'active' THEN ev := 'memory.created'; END IF;
-    ELSIF TG_OP = 'DELETE' THEN
-        m := OLD;
-        IF OLD.status NOT IN ('deleted', 'evicted') THEN ev := 'memory.deleted'; END IF;
-    ELSE
-        m := NEW;
-        IF NEW.status IS DISTINCT FROM OLD.status THEN
-            ev := CASE
-                WHEN NEW.status IN ('superseded', 'merged') THEN 'memory.superseded'
-                WHEN NEW.status IN ('deleted', 'evicted') THEN 'memory.deleted'
-                WHEN NEW.status = 'active' THEN 'memory.updated'
-            END;
-        ELSIF NEW.status = 'active'
-              AND (NEW.content, NEW.category, NEW.key, NEW.value, NEW.pinned)
-                  IS DISTINCT FROM (OLD.content, OLD.category, OLD.key, OLD.value, OLD.pinned) THEN
-            ev := 'memory.updated';
-        END IF;
+    IF NOT EXISTS (SELECT FROM webhooks) THEN
+        RETURN NULL;
     END IF;
-    IF ev IS NOT NULL THEN
+    IF TG_OP = 'INSERT' THEN
         INSERT INTO webhook_outbox (tenant_id, webhook_id, event, user_id, memory_id, details)
-        SELECT m.tenant_id, w.id, ev, m.user_id, m.id,
-               jsonb_strip_nulls(jsonb_build_object(
-                   'status', CASE WHEN TG_OP = 'DELETE' THEN 'deleted' ELSE m.status END,
-                   'superseded_by', m.superseded_by))
-          FROM webhooks w
-         WHERE w.tenant_id = m.tenant_id AND ev = ANY (w.events);
+        SELECT n.tenant_id, w.id, 'memory.created', n.user_id, n.id, jsonb_build_object('status', n.status)
+          FROM new_rows n JOIN webhooks w ON w.tenant_id = n.tenant_id AND 'memory.created' = ANY (w.events)
+         WHERE n.status = 'active'
+         ORDER BY n.created_at, n.id;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO webhook_outbox (tenant_id, webhook_id, event, user_id, memory_id, details)
+        SELECT o.tenant_id, w.id, 'memory.deleted', o.user_id, o.id, jsonb_build_object('status', 'deleted')
+          FROM old_rows o JOIN webhooks w ON w.tenant_id = o.tenant_id AND 'memory.deleted' = ANY (w.events)
+         WHERE o.status NOT IN ('deleted', 'evicted')
+         ORDER BY o.id;
+    ELSE
+        INSERT INTO webhook_outbox (tenant_id, webhook_id, event, user_id, memory_id, details)
+        SELECT c.tenant_id, w.id, c.ev, c.user_id, c.id,
+               jsonb_strip_nulls(jsonb_build_object('status', c.status, 'superseded_by', c.superseded_by))
+          FROM (SELECT n.tenant_id, n.user_id, n.id, n.status, n.superseded_by, n.updated_at,
+                       CASE
+                           WHEN n.status IS DISTINCT FROM o.status THEN
+                               CASE
+                                   WHEN n.status IN ('superseded', 'merged') THEN 'memory.superseded'
+                                   WHEN n.status IN ('deleted', 'evicted') THEN 'memory.deleted'
+                                   WHEN n.status = 'active' THEN 'memory.updated'
+                               END
+                           WHEN n.status = 'active'
+                                AND (n.content, n.category, n.key, n.value, n.pinned)
+                                    IS DISTINCT FROM (o.content, o.category, o.key, o.value, o.pinned)
+                               THEN 'memory.updated'
+                       END AS ev
+                  FROM new_rows n JOIN old_rows o ON o.tenant_id = n.tenant_id AND o.id = n.id) c
+          JOIN webhooks w ON w.tenant_id = c.tenant_id AND c.ev = ANY (w.events)
+         ORDER BY c.updated_at, c.id;
     END IF;
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER memories_events AFTER INSERT OR UPDATE OR DELETE ON memories
-    FOR EACH ROW EXECUTE FUNCTION engram_memory_event();
+CREATE TRIGGER memories_created AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION engram_memory_events();
+CREATE TRIGGER memories_changed AFTER UPDATE ON memories REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION engram_memory_events();
+CREATE TRIGGER memories_deleted AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION engram_memory_events();
 
 -- A run that failed: its tenant's subscribers, or every tenant's for a run of them all.
 CREATE FUNCTION engram_job_failed() RETURNS trigger LANGUAGE plpgsql AS $$

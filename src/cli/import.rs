@@ -36,7 +36,7 @@ pub async fn run(db: &Database, settings: &Settings, file: &Path, args: ImportAr
         db,
         embedder: &embedder,
         secret_kinds: &settings.ingest.redact,
-        actor: "cli".into(),
+        actor: engram_base::domain::Actor::Cli.to_string(),
         graph_scan_limit: settings.graph.scan_limit,
     };
     match importer.import(&args.tenant, args.user.as_ref(), args.doc).await {

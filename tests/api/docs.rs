@@ -18,11 +18,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md, ARCHITECTURE.md, BENCHMARKS.md, CHANGELOG.md and every page under `docs/`.
+/// README.md, ARCHITECTURE.md, BENCHMARKS.md, CHANGELOG.md, CONTRIBUTING.md, SECURITY.md
+/// and every page under `docs/`.
 fn pages() -> Vec<PathBuf> {
     let root = root();
     let mut pages: Vec<PathBuf> =
-        ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CHANGELOG.md"].iter().map(|p| root.join(p)).collect();
+        ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CHANGELOG.md", "CONTRIBUTING.md", "SECURITY.md"]
+            .iter()
+            .map(|p| root.join(p))
+            .collect();
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
         .expect("docs/ exists")
         .map(|entry| entry.unwrap().path())

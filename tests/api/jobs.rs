@@ -324,6 +324,11 @@ async fn bad_job_files_name_the_file_and_the_key() {
             "params.min_score: invalid type: string",
         ),
         ("evict", "schedule = \"0 0 3 * * *\"\ntimeout = \"soon\"", "timeout: `soon`"),
+        (
+            "extract_facts",
+            "schedule = \"0 0 3 * * *\"\n[params]\ntriggers = [\"(unclosed\"]",
+            "params.triggers: regex parse error",
+        ),
         ("evict", "schedule = \"0 0 3 * * *\"\nenabeld = false", "unknown field `enabeld`"),
         ("purge", "schedule = \"0 0 3 * * *\"\n[budget]\nmax_removed_fraction = 2.0", "budget.max_removed_fraction"),
         ("dedup", "schedule = \"0 0 3 * * *\"\nconcurrency = 0", "concurrency: must be between 1 and 8"),

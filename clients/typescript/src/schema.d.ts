@@ -918,10 +918,7 @@ export interface Turn {
   content: string;
   created_at: string;
   id: string;
-  /**
-   * `user`, `assistant`, `tool` or `system`
-   */
-  role: string;
+  role: Role;
   session_id: string;
 }
 

@@ -79,7 +79,7 @@ impl fmt::Debug for Trust {
 /// rustls uses as well, so one provider is built into the binary, with no C toolchain
 /// beyond a compiler. It is also made the process default, for the clients libraries
 /// build on their own (async-openai's `reqwest::Client::new()`).
-#[allow(deprecated)] // rustls now prefers aws-lc-rs; ring remains supported
+#[allow(deprecated, reason = "rustls now prefers aws-lc-rs; ring remains supported")]
 pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     let provider = rustls::crypto::ring::default_provider();
     // Err only when a default is already installed: the same provider, or the caller's.

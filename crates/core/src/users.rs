@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::{memories, user_indexes};
 use engram_base::db::Database;
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Actor, TenantId, UserId};
 
 /// The tables that hold user data, children first so deletion never trips a reference.
 /// `tests/api/forget.rs` checks this list against every table with a `user_id` column.
@@ -155,7 +155,7 @@ pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid
     )
     .bind(tenant.as_str())
     .bind(Uuid::now_v7())
-    .bind(format!("key:{actor}"))
+    .bind(Actor::Key(actor).to_string())
     .bind(&user_hash)
     .bind(json!({"deleted": counts}))
     .execute(&mut *tx)

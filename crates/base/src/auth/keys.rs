@@ -45,6 +45,13 @@ pub struct Principal {
     pub user: Option<UserId>,
 }
 
+impl Principal {
+    /// The key, as the changes it makes record it.
+    pub fn actor(&self) -> crate::domain::Actor {
+        crate::domain::Actor::Key(self.key_id)
+    }
+}
+
 /// What a new key is: its tenant and scopes, and optionally a name, a rate limit and
 /// the one user it is bound to.
 #[derive(Debug, Clone)]

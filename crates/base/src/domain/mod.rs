@@ -1,10 +1,12 @@
 //! Values parsed once at the edge: after construction they are known to be valid,
 //! so inner code never checks them again.
 
+mod actor;
 pub mod event;
 mod ids;
 mod kinds;
 
+pub use actor::Actor;
 pub use engram_language::facts::Category;
 pub use event::{NewEvent, Role};
 pub use ids::{ClientEventId, Cursor, EntityId, MemoryId, RunId, SessionId, TenantId, UserId};

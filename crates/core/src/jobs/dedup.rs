@@ -130,15 +130,17 @@ pub async fn run_unit(
                     gone.insert(older.id);
                     counts.add("superseded", 1);
                 }
-                Verdict::Ask if models.llm.is_some() => match ask(models, &budget, older, newer).await? {
-                    Some(text) => {
-                        merge(conn, unit, older.id, newer.id, Some(&text), "the LLM judged them the same").await?;
-                        gone.insert(newer.id);
-                        counts.add("merged_by_llm", 1);
-                    }
-                    None => counts.add("kept_by_llm", 1),
+                Verdict::Ask => match &models.llm {
+                    Some(llm) => match ask((models, llm), &budget, older, newer).await? {
+                        Some(text) => {
+                            merge(conn, unit, older.id, newer.id, Some(&text), "the LLM judged them the same").await?;
+                            gone.insert(newer.id);
+                            counts.add("merged_by_llm", 1);
+                        }
+                        None => counts.add("kept_by_llm", 1),
+                    },
+                    None => counts.add("kept_similar", 1),
                 },
-                Verdict::Ask => counts.add("kept_similar", 1),
                 Verdict::Different => counts.add("kept_conflicting", 1),
             }
         }
@@ -317,8 +319,12 @@ struct LlmVerdict {
 }
 
 /// The LLM's judgement of a similar pair: the merged text when they say the same.
-async fn ask(models: &Models, budget: &TokenBudget, older: &Row, newer: &Row) -> anyhow::Result<Option<String>> {
-    let llm = models.llm.as_ref().expect("called with an LLM");
+async fn ask(
+    (models, llm): (&Models, &engram_base::models::Llm),
+    budget: &TokenBudget,
+    older: &Row,
+    newer: &Row,
+) -> anyhow::Result<Option<String>> {
     let prompt = models.prompts.get("dedup")?;
     let vars = HashMap::from([("older", older.content.clone()), ("newer", newer.content.clone())]);
     let answer: LlmVerdict = match llm.complete("dedup", prompt, &vars, budget).await {

@@ -98,7 +98,7 @@ pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit
             Eviction { id, reason, details: serde_json::json!({"score": score, "rank": rank}) }
         })
         .collect();
-    let actor = format!("job:{}", unit.job);
+    let actor = engram_base::domain::Actor::Job(unit.job.to_owned()).to_string();
     let evicted =
         lifecycle::evict_all(conn, unit.tenant, unit.user, &evictions, unit.now, &actor, Some(unit.run_id)).await?;
     let mut counts = Counts::default();

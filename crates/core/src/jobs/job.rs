@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::memories::decay::DecayParams;
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Actor, TenantId, UserId};
 use engram_base::models::{Embedder, Llm, Prompts};
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -37,7 +37,7 @@ pub struct Unit<'a> {
 impl Unit<'_> {
     /// A change this unit makes to a memory, for its history row.
     pub fn change(&self, reason: impl Into<String>) -> crate::memories::Change {
-        crate::memories::Change::by(format!("job:{}", self.job), Some(self.run_id), reason)
+        crate::memories::Change::by(Actor::Job(self.job.to_owned()), Some(self.run_id), reason)
     }
 }
 

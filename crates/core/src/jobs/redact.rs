@@ -139,7 +139,15 @@ async fn run_unit(
     // What changed, counted without a value, in the audit log.
     if counts.iter().any(|(action, _)| action.contains('.')) {
         let details = json!({"redacted": counts.to_json(), "rules": fingerprint});
-        crate::users::audit(conn, unit.tenant, &format!("job:{JOB}"), "redact", unit.user.as_str(), details).await?;
+        crate::users::audit(
+            conn,
+            unit.tenant,
+            &engram_base::domain::Actor::Job(JOB.into()).to_string(),
+            "redact",
+            unit.user.as_str(),
+            details,
+        )
+        .await?;
     }
     let fields = match progress.table >= TABLES.len() {
         true => json!({"rules": fingerprint, "redacting": null, "table": null, "after": null}),

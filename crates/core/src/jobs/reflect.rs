@@ -105,9 +105,9 @@ pub async fn run_unit(
             }
         }
     }
-    if models.llm.is_some() {
+    if let Some(llm) = &models.llm {
         let shown: Vec<&Recent> = recent.iter().filter(|m| !superseded.contains(&m.id)).collect();
-        with_llm(conn, params, unit, models, &shown, &mut counts).await?;
+        with_llm(conn, params, unit, (models, llm), &shown, &mut counts).await?;
     }
     Ok(counts)
 }
@@ -144,14 +144,13 @@ async fn with_llm(
     conn: &mut PgConnection,
     params: &ReflectParams,
     unit: &Unit<'_>,
-    models: &Models,
+    (models, llm): (&Models, &engram_base::models::Llm),
     shown: &[&Recent],
     counts: &mut Counts,
 ) -> anyhow::Result<()> {
     if shown.is_empty() {
         return Ok(());
     }
-    let llm = models.llm.as_ref().expect("called with an LLM");
     let listed: Vec<String> = shown.iter().map(|m| format!("- {} [{}] {}", m.id, m.category, m.content)).collect();
     let vars = HashMap::from([("memories", listed.join("\n")), ("max_insights", params.max_insights.to_string())]);
     let budget = TokenBudget::new(Some(unit.budget.max_llm_tokens));

@@ -119,7 +119,9 @@ pub async fn run_unit(
             continue;
         }
         let (summary, tokens) = match &models.llm {
-            Some(_) => summarize_with_llm(params, models, &sessions, start, end, unit.budget.max_llm_tokens).await?,
+            Some(llm) => {
+                summarize_with_llm(params, (models, llm), &sessions, start, end, unit.budget.max_llm_tokens).await?
+            }
             None => {
                 let texts: Vec<&str> = sessions.iter().map(|(_, summary, _)| summary.as_str()).collect();
                 (select_sentences(models, &texts, params.extractive_tokens).await?, 0)
@@ -145,13 +147,12 @@ struct LlmSummary {
 
 async fn summarize_with_llm(
     params: &PeriodParams,
-    models: &Models,
+    (models, llm): (&Models, &engram_base::models::Llm),
     sessions: &[(String, String, DateTime<Utc>)],
     start: NaiveDate,
     end: NaiveDate,
     max_tokens: u64,
 ) -> anyhow::Result<(String, u64)> {
-    let llm = models.llm.as_ref().expect("called with an LLM");
     let prompt = models.prompts.get("summarize_period")?;
     let budget = TokenBudget::new(Some(max_tokens));
     let summaries: Vec<String> =

@@ -103,7 +103,9 @@ pub async fn run_unit(
         .fetch_all(&mut *conn)
         .await?;
         let (summary, tokens) = match &models.llm {
-            Some(_) => summarize_with_llm(params, models, &events, started, last, unit.budget.max_llm_tokens).await?,
+            Some(llm) => {
+                summarize_with_llm(params, (models, llm), &events, started, last, unit.budget.max_llm_tokens).await?
+            }
             None => (extractive(params, models, &events).await?, 0),
         };
         counts.add("llm_tokens", tokens as i64);
@@ -126,13 +128,12 @@ struct LlmSummary {
 /// then together; returns the summary and the tokens spent.
 async fn summarize_with_llm(
     params: &SummarizeParams,
-    models: &Models,
+    (models, llm): (&Models, &engram_base::models::Llm),
     events: &[(Uuid, Role, String)],
     started: DateTime<Utc>,
     last: DateTime<Utc>,
     max_tokens: u64,
 ) -> anyhow::Result<(String, u64)> {
-    let llm = models.llm.as_ref().expect("called with an LLM");
     let prompt = models.prompts.get("summarize_session")?;
     let budget = TokenBudget::new(Some(max_tokens));
     let lines: Vec<String> =

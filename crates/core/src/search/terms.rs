@@ -29,12 +29,6 @@ pub fn weights_sql(terms: &str) -> String {
     )
 }
 
-/// SQL: a `WITH` entry `weights` of the terms' weights given as the `float8[]` parameter
-/// `weights`, in the rows [`weights_sql`] makes.
-pub fn given_weights_sql(weights: &str) -> String {
-    format!("weights AS (SELECT n, w FROM unnest({weights}::float8[]) WITH ORDINALITY u(w, n))")
-}
-
 /// SQL: `WITH` entries `recent`, the user's (`$1`, `$2`) latest [`RECENT_TURNS`] turns, and
 /// `weights`, the weights of the terms of `terms` among them ([`weights_sql`]).
 pub fn recent_weights_sql(terms: &str) -> String {

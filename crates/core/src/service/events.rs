@@ -81,7 +81,7 @@ async fn acknowledged(state: &AppState, principal: &Principal, ids: &[Uuid]) -> 
 async fn honour(state: &AppState, principal: &Principal, user: &UserId, ids: &[Uuid]) -> Result<(), Error> {
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
     crate::users::hold_exclusively(&mut tx, &principal.tenant, user).await?;
-    let change = Change::by(format!("key:{}", principal.key_id), None, "the user asked to forget it");
+    let change = Change::by(principal.actor(), None, "the user asked to forget it");
     let limit = state.graph.settings.scan_limit;
     let honoured = forget::honour(&mut tx, &state.embedder, &principal.tenant, user, ids, &change, limit)
         .await

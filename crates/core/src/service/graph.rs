@@ -184,7 +184,7 @@ pub async fn restore(
     scopes::reach(principal, user)?;
     let id = id.0;
     let mut tx = begin_tenant_tx(&state.db.pool, &principal.tenant).await?;
-    let change = Change::by(format!("key:{}", principal.key_id), None, "restored by an admin");
+    let change = Change::by(principal.actor(), None, "restored by an admin");
     let limit = state.graph.settings.scan_limit;
     merge::restore(&mut tx, &principal.tenant, user, id, &change, limit).await.map_err(|err| match err {
         RestoreError::NotFound => Error::NotFound(format!("no entity {id} for this user")),

@@ -109,7 +109,7 @@ pub async fn runs(state: &AppState, principal: &Principal, job: &str, query: Pag
 
 /// Pauses or resumes `job`'s schedule on every replica.
 pub async fn set_paused(state: &AppState, principal: &Principal, job: &str, paused: bool) -> Result<Paused, Error> {
-    control::set_paused(&state.db.pool, &state.jobs, job, paused, &format!("key:{}", principal.key_id)).await?;
+    control::set_paused(&state.db.pool, &state.jobs, job, paused, &principal.actor().to_string()).await?;
     tracing::info!(job, paused, "job schedule switched");
     Ok(Paused { job: job.to_owned(), paused })
 }

@@ -107,7 +107,7 @@ pub struct MemoryQuery {
 }
 
 fn actor(principal: &Principal) -> String {
-    format!("key:{}", principal.key_id)
+    principal.actor().to_string()
 }
 
 /// One page of a user's memories, newest first.

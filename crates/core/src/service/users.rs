@@ -177,7 +177,7 @@ pub async fn import(state: &AppState, principal: &Principal, user: &UserId, doc:
         db: &state.db,
         embedder: &state.embedder,
         secret_kinds: &state.settings.ingest.redact,
-        actor: format!("key:{}", principal.key_id),
+        actor: principal.actor().to_string(),
         graph_scan_limit: state.graph.settings.scan_limit,
     };
     let imported = importer.import(&principal.tenant, Some(user), doc).await.map_err(|err| match err {

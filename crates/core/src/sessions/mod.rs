@@ -82,8 +82,7 @@ pub async fn latest_periods(
 pub struct Turn {
     pub id: Uuid,
     pub session_id: String,
-    /// `user`, `assistant`, `tool` or `system`
-    pub role: String,
+    pub role: engram_base::domain::Role,
     pub content: String,
     pub created_at: DateTime<Utc>,
 }

@@ -23,7 +23,6 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::Harness;
-use super::locomo::TENANT;
 
 /// A tier searched alone: its name and the `kinds` of its lookup.
 const TIERS: [(&str, &[&str]); 3] =
@@ -101,7 +100,7 @@ pub async fn trace(
             .await?;
         lists.push(sources(&found));
     }
-    harness.discard_access(TENANT, user)?;
+    harness.discard_access(&harness.tenant, user)?;
     let shown = shown(harness, served.context).await?;
     Ok(evidence
         .iter()

@@ -39,6 +39,8 @@ const ACCESS_FLUSH_NEVER_MS: u64 = 86_400_000;
 /// The running service an evaluation talks to.
 pub struct Harness {
     pub base: String,
+    /// The tenant `key` belongs to.
+    pub tenant: String,
     pub key: String,
     pub clock: Clock,
     pub db: Database,
@@ -91,7 +93,7 @@ impl Harness {
             worker_id: "eval".into(),
             shutdown: tokio::sync::watch::channel(false).1,
         };
-        Ok(Self { base, key, clock, db, executor, access, client: reqwest::Client::new() })
+        Ok(Self { base, tenant: tenant.to_owned(), key, clock, db, executor, access, client: reqwest::Client::new() })
     }
 
     /// Writes the access statistics of the lookups so far, as the API's periodic flush

@@ -6,7 +6,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::Body;
-use super::openapi::{ErrorBody, EventsBody};
+use super::openapi::{ErrorBody, EventsBody, Refused};
 use super::state::AppState;
 use engram_core::ingest::{self, Ingested};
 use engram_core::service::events;
@@ -14,7 +14,7 @@ use engram_core::service::events;
 #[utoipa::path(
     tag = "events",
     request_body(content = EventsBody, description = "One event, or up to `ingest.max_batch_events` in `events`"),
-    responses((status = 202, description = "Stored (or already stored)", body = Ingested), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 202, description = "Stored (or already stored)", body = Ingested), Refused,
               (status = 413, description = "Body over `server.max_body_bytes`", body = ErrorBody)),
     security(("api_key" = []))
 )]

@@ -6,7 +6,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::JsonBody;
-use super::openapi::ErrorBody;
+use super::openapi::{ErrorBody, Refused};
 use super::state::AppState;
 use engram_core::feedback::FeedbackRequest;
 use engram_core::service::feedback::{self, Created};
@@ -14,7 +14,7 @@ use engram_core::service::feedback::{self, Created};
 #[utoipa::path(
     tag = "lookups",
     request_body = FeedbackRequest,
-    responses((status = 201, description = "Stored", body = Created), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 201, description = "Stored", body = Created), Refused,
               (status = 404, description = "No such memory for this user", body = ErrorBody)),
     security(("api_key" = []))
 )]

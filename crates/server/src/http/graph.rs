@@ -7,7 +7,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::Query;
-use super::openapi::ErrorBody;
+use super::openapi::{ErrorBody, Refused};
 use super::state::AppState;
 use engram_base::domain::{EntityId, UserId};
 use engram_core::service::graph::{
@@ -25,8 +25,7 @@ fn entity_path(path: web::Path<(String, String)>) -> Result<(UserId, EntityId), 
     params(("user_id" = String, Path), ("query" = Option<String>, Query, description = "A name, an alias or part of one"),
            ("type" = Option<String>, Query), ("limit" = Option<i64>, Query, description = "1–200, default 50"),
            ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
-    responses((status = 200, description = "The user's entities", body = EntityPage), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "The user's entities", body = EntityPage), Refused),
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/entities")]
@@ -43,8 +42,7 @@ async fn list_entities(
 #[utoipa::path(
     tag = "graph",
     params(("user_id" = String, Path), ("entity_id" = Uuid, Path)),
-    responses((status = 200, description = "The entity, its relations and its history", body = EntityDetail), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 200, description = "The entity, its relations and its history", body = EntityDetail), Refused,
               (status = 404, description = "No such entity for this user", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -62,8 +60,7 @@ async fn get_entity(
     tag = "graph",
     params(("user_id" = String, Path), ("entity" = String, Query, description = "An entity's id, name or alias"),
            ("depth" = Option<i64>, Query, description = "1–3, default 1"), ("as_of" = Option<String>, Query, description = "RFC 3339: what held then")),
-    responses((status = 200, description = "The relations within `depth` hops and the entities they join", body = Subgraph), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 200, description = "The relations within `depth` hops and the entities they join", body = Subgraph), Refused,
               (status = 404, description = "No such entity for this user", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -82,8 +79,7 @@ async fn neighbourhood(
     tag = "graph",
     params(("user_id" = String, Path), ("from" = String, Query, description = "An entity's id, name or alias"),
            ("to" = String, Query, description = "An entity's id, name or alias"), ("max_depth" = Option<i64>, Query, description = "1–3, default 3")),
-    responses((status = 200, description = "The shortest path, as relations in order from `from`", body = Subgraph), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 200, description = "The shortest path, as relations in order from `from`", body = Subgraph), Refused,
               (status = 404, description = "No such entity, or no path within max_depth", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -101,8 +97,7 @@ async fn shortest_path(
 #[utoipa::path(
     tag = "graph",
     params(("user_id" = String, Path), ("entity_id" = Uuid, Path)),
-    responses((status = 200, description = "Active again with the relations it had (scope admin)", body = EntityDetail), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 200, description = "Active again with the relations it had (scope admin)", body = EntityDetail), Refused,
               (status = 404, description = "No such entity for this user", body = ErrorBody), (status = 409, description = "Not merged, or its name is taken", body = ErrorBody)),
     security(("api_key" = []))
 )]

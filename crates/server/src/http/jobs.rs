@@ -8,7 +8,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::{Body, Query, parse_json};
-use super::openapi::ErrorBody;
+use super::openapi::{ErrorBody, KeyRefused, Refused};
 use super::state::AppState;
 use engram_base::domain::RunId;
 use engram_core::jobs::Run;
@@ -18,7 +18,7 @@ use engram_core::service::users::PageQuery;
 #[utoipa::path(
     tag = "jobs",
     responses((status = 200, description = "Every job with its schedule, state, last run and next tick", body = JobList),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+              KeyRefused),
     security(("api_key" = []))
 )]
 #[get("/admin/v1/jobs")]
@@ -31,8 +31,7 @@ async fn list_jobs(state: web::Data<AppState>, principal: Authorized<need::Jobs>
     params(("job" = String, Path)),
     request_body = TriggerRequest,
     responses((status = 202, description = "Queued; a worker runs it", body = Queued),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such job", body = ErrorBody),
+              Refused, (status = 404, description = "No such job", body = ErrorBody),
               (status = 409, description = "A run of this job for an overlapping scope is queued or running", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -52,8 +51,7 @@ async fn trigger_run(
     tag = "jobs",
     params(("run_id" = Uuid, Path)),
     responses((status = 200, description = "The run: status, counts, timestamps", body = Run),
-              (status = 400, description = "Not a UUID", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such run", body = ErrorBody)),
+              Refused, (status = 404, description = "No such run", body = ErrorBody)),
     security(("api_key" = []))
 )]
 #[get("/admin/v1/jobs/runs/{run_id}")]
@@ -71,8 +69,7 @@ async fn get_run(
     params(("job" = String, Path), ("limit" = Option<i64>, Query, description = "1–200, default 20"),
            ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
     responses((status = 200, description = "The job's runs, newest first", body = RunPage),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such job", body = ErrorBody)),
+              Refused, (status = 404, description = "No such job", body = ErrorBody)),
     security(("api_key" = []))
 )]
 #[get("/admin/v1/jobs/{job}/runs")]
@@ -89,7 +86,7 @@ async fn list_runs(
     tag = "jobs",
     params(("job" = String, Path)),
     responses((status = 200, description = "Paused on every replica until resumed", body = Paused),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              KeyRefused,
               (status = 404, description = "No such job", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -106,7 +103,7 @@ async fn pause(
     tag = "jobs",
     params(("job" = String, Path)),
     responses((status = 200, description = "The schedule runs again", body = Paused),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+              KeyRefused,
               (status = 404, description = "No such job", body = ErrorBody)),
     security(("api_key" = []))
 )]

@@ -78,17 +78,40 @@ pub fn serve(mut doc: Document) -> (actix_web::Resource, actix_web::Resource) {
 
 pub use engram_core::service::error::{ErrorBody, ErrorDetail};
 
+/// What a route with input refuses before it answers: written once, named in each
+/// route's `responses`.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "the variants describe responses; they are never built")]
+pub enum Refused {
+    #[response(status = 400, description = "Invalid input; `field` names it")]
+    Invalid(ErrorBody),
+    #[response(status = 401, description = "No valid key")]
+    NoKey(ErrorBody),
+    #[response(status = 403, description = "The key lacks the scope")]
+    Forbidden(ErrorBody),
+}
+
+/// What a route without input refuses: no key, or a key without the scope.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code, reason = "the variants describe responses; they are never built")]
+pub enum KeyRefused {
+    #[response(status = 401, description = "No valid key")]
+    NoKey(ErrorBody),
+    #[response(status = 403, description = "The key lacks the scope")]
+    Forbidden(ErrorBody),
+}
+
 /// One event, or `{"events": [...]}` (the request body of `POST /v1/events`, parsed
 /// by `ingest::parse_body` so that every error names its field).
 #[derive(ToSchema)]
-#[allow(dead_code)]
+#[allow(dead_code, reason = "describes the body `ingest::parse_body` reads; never built")]
 pub enum EventsBody {
     One(RawEvent),
     Batch(EventBatch),
 }
 
 #[derive(ToSchema)]
-#[allow(dead_code)]
+#[allow(dead_code, reason = "describes the body `ingest::parse_body` reads; never built")]
 pub struct EventBatch {
     events: Vec<RawEvent>,
 }

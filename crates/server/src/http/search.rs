@@ -8,7 +8,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::{JsonBody, Query};
-use super::openapi::ErrorBody;
+use super::openapi::Refused;
 use super::state::AppState;
 use engram_base::domain::UserId;
 use engram_core::context::ContextResponse;
@@ -18,7 +18,7 @@ use engram_core::service::lookups::{self, ContextQuery};
 #[utoipa::path(
     tag = "lookups",
     request_body = SearchRequest,
-    responses((status = 200, description = "Results at or above `min_score`, best first", body = SearchResponse), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "Results at or above `min_score`, best first", body = SearchResponse), Refused),
     security(("api_key" = []))
 )]
 #[post("/v1/search")]
@@ -36,7 +36,7 @@ async fn post_search(
     params(("user_id" = String, Path), ("query" = Option<String>, Query, description = "What the agent is about to answer"),
            ("max_tokens" = Option<usize>, Query, description = "Token budget of the block (default 512)"),
            ("session_id" = Option<String>, Query, description = "The current session: its latest turns open the block (working memory)")),
-    responses((status = 200, description = "A prompt-ready block within the budget", body = ContextResponse), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "A prompt-ready block within the budget", body = ContextResponse), Refused),
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/context")]

@@ -10,7 +10,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::{JsonBody, Query};
-use super::openapi::ErrorBody;
+use super::openapi::{ErrorBody, Refused};
 use super::state::AppState;
 use engram_base::domain::{MemoryId, UserId};
 use engram_core::imports::Imported;
@@ -44,7 +44,7 @@ struct DeleteQuery {
            ("kind" = Option<String>, Query), ("key" = Option<String>, Query, description = "Only memories of this key"),
            ("limit" = Option<i64>, Query, description = "1–200, default 50"),
            ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
-    responses((status = 200, description = "Newest first", body = MemoryPage), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "Newest first", body = MemoryPage), Refused),
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/memories")]
@@ -61,7 +61,7 @@ async fn list_memories(
 #[utoipa::path(
     tag = "users",
     params(("user_id" = String, Path), ("memory_id" = Uuid, Path)),
-    responses((status = 200, description = "The memory and every change to it", body = MemoryDetail), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 200, description = "The memory and every change to it", body = MemoryDetail), Refused,
               (status = 404, description = "No such memory for this user", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -78,7 +78,7 @@ async fn get_memory(
 #[utoipa::path(
     tag = "users",
     params(("user_id" = String, Path)),
-    responses((status = 200, description = "What engram holds of the user, counted", body = UserSummary), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody),
+    responses((status = 200, description = "What engram holds of the user, counted", body = UserSummary), Refused,
               (status = 404, description = "engram holds no turn and no memory of this user", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -97,7 +97,7 @@ async fn get_user(
     params(("user_id" = String, Path), ("session_id" = Option<String>, Query, description = "Only this session's turns"),
            ("limit" = Option<i64>, Query, description = "1–200, default 50"),
            ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
-    responses((status = 200, description = "Raw turns, newest first", body = TurnPage), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "Raw turns, newest first", body = TurnPage), Refused),
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/events")]
@@ -114,7 +114,7 @@ async fn list_turns(
 #[utoipa::path(
     tag = "users",
     params(("user_id" = String, Path), ("limit" = Option<i64>, Query)),
-    responses((status = 200, description = "Latest first, with summaries", body = SessionList), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "Latest first, with summaries", body = SessionList), Refused),
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/sessions")]
@@ -131,7 +131,7 @@ async fn list_sessions(
 #[utoipa::path(
     tag = "users",
     params(("user_id" = String, Path), ("limit" = Option<i64>, Query)),
-    responses((status = 200, description = "Period summaries, latest first", body = SummaryList), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "Period summaries, latest first", body = SummaryList), Refused),
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/summaries")]
@@ -148,7 +148,7 @@ async fn list_summaries(
 #[utoipa::path(
     tag = "users",
     params(("user_id" = String, Path)),
-    responses((status = 200, description = "Everything stored for the user (scope admin)", body = Export), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "Everything stored for the user (scope admin)", body = Export), Refused),
     security(("api_key" = []))
 )]
 #[get("/v1/users/{user_id}/export")]
@@ -165,7 +165,7 @@ async fn export_user(
     tag = "users",
     params(("user_id" = String, Path)),
     request_body(content = Object, description = "An engram export (`format_version` 1), or Mem0's `get_all` result (`{\"results\": [...]}` or the list)"),
-    responses((status = 200, description = "Imported into the user, or already there (scope admin); nothing is written when the document is refused", body = Imported), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 413, description = "Larger than `server.max_body_bytes`: use `engram import`", body = ErrorBody)),
+    responses((status = 200, description = "Imported into the user, or already there (scope admin); nothing is written when the document is refused", body = Imported), Refused, (status = 413, description = "Larger than `server.max_body_bytes`: use `engram import`", body = ErrorBody)),
     security(("api_key" = []))
 )]
 #[post("/v1/users/{user_id}/import")]
@@ -182,7 +182,7 @@ async fn import_user(
 #[utoipa::path(
     tag = "users",
     params(("user_id" = String, Path)),
-    responses((status = 200, description = "Deleted everywhere, audited (scope admin)", body = Deleted), (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+    responses((status = 200, description = "Deleted everywhere, audited (scope admin)", body = Deleted), Refused),
     security(("api_key" = []))
 )]
 #[delete("/admin/v1/users/{user_id}")]
@@ -199,7 +199,7 @@ async fn delete_user(
     tag = "users",
     params(("user_id" = String, Path)),
     responses((status = 200, description = "When the user was forgotten, by whom, how much (scope admin); the log keeps only a keyed hash of the id", body = DeletionList),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+              Refused),
     security(("api_key" = []))
 )]
 #[get("/admin/v1/users/{user_id}/deletions")]
@@ -216,8 +216,7 @@ async fn list_deletions(
     tag = "users",
     params(("user_id" = String, Path), ("memory_id" = Uuid, Path)),
     responses((status = 200, description = "Active again, with its full history (scope admin)", body = MemoryDetail),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such memory for this user", body = ErrorBody),
+              Refused, (status = 404, description = "No such memory for this user", body = ErrorBody),
               (status = 409, description = "The memory is not evicted or merged", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -237,8 +236,7 @@ async fn restore_memory(
     request_body = NewMemoryRequest,
     responses((status = 201, description = "Created and searchable at once", body = AddedMemory),
               (status = 200, description = "An active memory already said the same: that one, refreshed (`outcome` = `duplicate`)", body = AddedMemory),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+              Refused),
     security(("api_key" = []))
 )]
 #[post("/v1/users/{user_id}/memories")]
@@ -259,8 +257,7 @@ async fn add_memory(
     params(("user_id" = String, Path), ("memory_id" = Uuid, Path)),
     request_body = MemoryEdit,
     responses((status = 200, description = "The memory as it is now, with its history", body = MemoryDetail),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such memory for this user", body = ErrorBody)),
+              Refused, (status = 404, description = "No such memory for this user", body = ErrorBody)),
     security(("api_key" = []))
 )]
 #[patch("/v1/users/{user_id}/memories/{memory_id}")]
@@ -279,8 +276,7 @@ async fn update_memory(
     params(("user_id" = String, Path), ("memory_id" = Uuid, Path),
            ("sources" = Option<bool>, Query, description = "Also replace the text of the turns it came from by `[deleted]`")),
     responses((status = 200, description = "Gone for good; what was removed, per kind", body = MemoryDeleted),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope", body = ErrorBody), (status = 404, description = "No such memory for this user", body = ErrorBody)),
+              Refused, (status = 404, description = "No such memory for this user", body = ErrorBody)),
     security(("api_key" = []))
 )]
 #[delete("/v1/users/{user_id}/memories/{memory_id}")]
@@ -300,7 +296,7 @@ async fn delete_memory(
     params(("limit" = Option<i64>, Query, description = "1–200, default 50"),
            ("cursor" = Option<String>, Query, description = "`next_cursor` of the previous page")),
     responses((status = 200, description = "The tenant's users in id order, with counts (scope admin)", body = UserPage),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope", body = ErrorBody)),
+              Refused),
     security(("api_key" = []))
 )]
 #[get("/admin/v1/users")]

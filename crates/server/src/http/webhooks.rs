@@ -7,7 +7,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::auth::{Authorized, need};
 use super::error::ApiError;
 use super::extract::{JsonBody, Query};
-use super::openapi::ErrorBody;
+use super::openapi::{ErrorBody, KeyRefused, Refused};
 use super::state::AppState;
 use engram_base::domain::ValidationError;
 use engram_core::service::webhooks::{self, DeliveryList, DeliveryQuery, NewWebhook, WebhookDeleted, WebhookList};
@@ -21,7 +21,7 @@ fn webhook_id(path: web::Path<String>) -> Result<uuid::Uuid, ApiError> {
     tag = "webhooks",
     request_body = NewWebhook,
     responses((status = 201, description = "Subscribed (scope admin); the answer's `secret` signs every delivery and is not shown again", body = CreatedWebhook),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope, or is bound to one user", body = ErrorBody)),
+              Refused),
     security(("api_key" = []))
 )]
 #[post("/admin/v1/webhooks")]
@@ -36,7 +36,7 @@ async fn create_webhook(
 #[utoipa::path(
     tag = "webhooks",
     responses((status = 200, description = "The tenant's subscriptions, oldest first, with what waits for each (scope admin)", body = WebhookList),
-              (status = 401, description = "No valid key", body = ErrorBody), (status = 403, description = "The key lacks the scope, or is bound to one user", body = ErrorBody)),
+              KeyRefused),
     security(("api_key" = []))
 )]
 #[get("/admin/v1/webhooks")]
@@ -51,8 +51,7 @@ async fn list_webhooks(
     tag = "webhooks",
     params(("webhook_id" = Uuid, Path)),
     responses((status = 200, description = "Deleted, with the deliveries still waiting for it (scope admin)", body = WebhookDeleted),
-              (status = 400, description = "Not a UUID", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope, or is bound to one user", body = ErrorBody), (status = 404, description = "No such webhook in this tenant", body = ErrorBody)),
+              Refused, (status = 404, description = "No such webhook in this tenant", body = ErrorBody)),
     security(("api_key" = []))
 )]
 #[delete("/admin/v1/webhooks/{webhook_id}")]
@@ -68,8 +67,7 @@ async fn delete_webhook(
     tag = "webhooks",
     params(("webhook_id" = Uuid, Path), ("limit" = Option<i64>, Query, description = "1–200, default 50")),
     responses((status = 200, description = "The latest attempts, newest first (scope admin)", body = DeliveryList),
-              (status = 400, description = "Invalid input; `field` names it", body = ErrorBody), (status = 401, description = "No valid key", body = ErrorBody),
-              (status = 403, description = "The key lacks the scope, or is bound to one user", body = ErrorBody), (status = 404, description = "No such webhook in this tenant", body = ErrorBody)),
+              Refused, (status = 404, description = "No such webhook in this tenant", body = ErrorBody)),
     security(("api_key" = []))
 )]
 #[get("/admin/v1/webhooks/{webhook_id}/deliveries")]

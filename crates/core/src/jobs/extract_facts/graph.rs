@@ -10,7 +10,6 @@ use uuid::Uuid;
 
 use super::super::job::Unit;
 use super::super::{Counts, Models};
-use super::llm::triggers;
 use super::{Event, ExtractParams};
 use crate::graph::Extracted;
 use crate::graph::store::{Said, Writer};
@@ -47,7 +46,7 @@ pub(super) async fn extract(
     // The LLM's reading, per message, when there is one and its answer is usable; only
     // the messages past the pre-filter are sent, as for facts.
     let mut by_llm: Option<Vec<Extracted>> = None;
-    let triggers = triggers(&params.triggers)?;
+    let triggers = &params.triggers;
     let sent: Vec<usize> = (0..said.len()).filter(|&i| triggers.is_empty() || triggers.matches(&said[i].1)).collect();
     if models.llm.is_some() && sent.is_empty() {
         by_llm = Some(vec![Extracted::default(); said.len()]);

@@ -5,7 +5,6 @@
 //! ([`super::run_unit`]), so an LLM that answers nothing usable takes nothing away.
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
 
 use serde::Deserialize;
 use sqlx::PgConnection;
@@ -16,26 +15,10 @@ use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
 use engram_base::models::answers::{said_in, says_nothing};
 use engram_base::models::{ModelError, TokenBudget};
-use engram_language::configured::Patterns;
 use engram_language::facts::{self, Category, Found};
 use engram_language::secrets::sensitive_kinds;
 
 /// Compiled trigger patterns, by their source list.
-type TriggerCache = std::sync::Mutex<HashMap<Vec<String>, Arc<Patterns>>>;
-
-static TRIGGERS: LazyLock<TriggerCache> = LazyLock::new(Default::default);
-
-/// The compiled trigger patterns (compiled once per distinct list).
-pub(super) fn triggers(patterns: &[String]) -> anyhow::Result<Arc<Patterns>> {
-    let mut cache = TRIGGERS.lock().expect("not poisoned");
-    if let Some(compiled) = cache.get(patterns) {
-        return Ok(compiled.clone());
-    }
-    let compiled = Arc::new(Patterns::new(patterns).map_err(|e| anyhow::anyhow!("params.triggers: {e}"))?);
-    cache.insert(patterns.to_vec(), compiled.clone());
-    Ok(compiled)
-}
-
 #[derive(Deserialize)]
 struct LlmFacts {
     facts: Vec<LlmFact>,
@@ -61,11 +44,11 @@ pub(super) async fn with_llm<'e>(
     conn: &mut PgConnection,
     params: &ExtractParams,
     unit: &Unit<'_>,
-    models: &Models,
+    (models, llm): (&Models, &engram_base::models::Llm),
     said: &[(&'e Event, String)],
     counts: &mut Counts,
 ) -> anyhow::Result<Vec<(&'e Event, Found, Option<Uuid>)>> {
-    let triggers = triggers(&params.triggers)?;
+    let triggers = &params.triggers;
     let sent: Vec<&(&Event, String)> = said
         .iter()
         .filter(|(_, text)| {
@@ -82,7 +65,6 @@ pub(super) async fn with_llm<'e>(
         }
         return Ok(Vec::new());
     }
-    let llm = models.llm.as_ref().expect("called with an LLM");
     let messages: Vec<String> = sent.iter().enumerate().map(|(i, (_, text))| format!("[{}] {text}", i + 1)).collect();
     let probe = models.embedder.embed_one(&messages.join("\n")).await?;
     let known: Vec<(Uuid, String, Option<String>, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(

@@ -30,7 +30,7 @@ use engram_base::domain::{Category, Role};
 use engram_language::facts::{self, Found};
 use engram_language::secrets::{redact, sensitive_kinds};
 use engram_language::text::sentences;
-use llm::{triggers, with_llm};
+use llm::with_llm;
 use store::{open_corrections, store};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -50,7 +50,7 @@ pub struct ExtractParams {
     pub duplicate_similarity: f32,
     /// With an LLM: only messages matching one of these (case-insensitive regular
     /// expressions) are sent; empty sends every message.
-    pub triggers: Vec<String>,
+    pub triggers: Triggers,
     /// With an LLM: how many of the user's known facts go into the prompt.
     pub known_facts: i64,
 }
@@ -71,16 +71,34 @@ impl Default for ExtractParams {
             blocked_categories: vec![Category::Health, Category::Finance],
             change_similarity: 0.4,
             duplicate_similarity: 0.92,
-            triggers: engram_language::configured::TRIGGERS.iter().map(|t| (*t).to_owned()).collect(),
+            triggers: Triggers::new(engram_language::configured::TRIGGERS).expect("the shipped triggers compile"),
             known_facts: 20,
         }
     }
 }
 
-impl ExtractParams {
-    /// The trigger patterns compile.
-    pub fn check(&self) -> Result<(), String> {
-        triggers(&self.triggers).map(|_| ()).map_err(|e| e.to_string())
+/// `params.triggers`, compiled once, when the job file is read: a pattern that is no
+/// regular expression stops the file from loading, naming it.
+#[derive(Debug, Clone)]
+pub struct Triggers(std::sync::Arc<engram_language::configured::Patterns>);
+
+impl Triggers {
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<Self, String> {
+        engram_language::configured::Patterns::new(patterns).map(|p| Self(std::sync::Arc::new(p)))
+    }
+}
+
+impl std::ops::Deref for Triggers {
+    type Target = engram_language::configured::Patterns;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Triggers {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Self::new(&Vec::<String>::deserialize(deserializer)?).map_err(serde::de::Error::custom)
     }
 }
 
@@ -164,7 +182,9 @@ pub async fn run_unit(
     }
     let rules = by_rules(said.iter(), params.keep_statements);
     let found = match &models.llm {
-        Some(_) => beside_rules(rules, with_llm(conn, params, unit, models, &said, &mut counts).await?, &mut counts),
+        Some(llm) => {
+            beside_rules(rules, with_llm(conn, params, unit, (models, llm), &said, &mut counts).await?, &mut counts)
+        }
         None => rules,
     };
     let corrections = open_corrections(conn, unit).await?;
@@ -249,10 +269,6 @@ where
 impl Job for ExtractParams {
     fn prompts(&self) -> &'static [&'static str] {
         &["extract_facts", "extract_graph"]
-    }
-
-    fn check(&self, _concurrency: usize) -> Result<(), String> {
-        ExtractParams::check(self)
     }
 
     fn candidates<'a>(
