@@ -125,7 +125,7 @@ pub(super) async fn import(
     }
     let texts: Vec<String> = memories_ready.iter().map(|(m, _)| memories::match_text(&m.content, None, None)).collect();
     let mut vectors = Vec::with_capacity(texts.len());
-    for batch in texts.chunks(128) {
+    for batch in texts.chunks(super::EMBED_BATCH) {
         vectors.extend(importer.embedder.embed(batch).await?);
     }
 

@@ -29,6 +29,9 @@ pub const FORMAT: &str = "engram.export";
 /// migrations define them, less vectors and what is derived for lookups.
 pub const FORMAT_VERSION: u64 = 1;
 
+/// Texts per call to the embedder.
+const EMBED_BATCH: usize = 128;
+
 /// Why an import was refused or failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {

@@ -10,7 +10,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::rows::{check_names, check_row, map_ids, schema};
-use super::{ImportError, Imported, Importer, refused, target_user};
+use super::{EMBED_BATCH, ImportError, Imported, Importer, refused, target_user};
 use engram_base::domain::{TenantId, UserId, ValidationError};
 use engram_base::stored_vectors::VectorColumn;
 
@@ -62,8 +62,6 @@ const NAMES: [&str; 15] = [
 
 /// Rows per statement.
 const CHUNK: usize = 500;
-/// Texts per call to the embedder.
-const EMBED_BATCH: usize = 128;
 
 pub(super) async fn import(
     importer: &Importer<'_>,
