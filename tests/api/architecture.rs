@@ -262,3 +262,72 @@ fn the_release_binary_carries_no_instruments() {
     let build = package.lines().find(|l| l.trim_start().starts_with("cargo build")).expect("scripts/package builds");
     assert!(build.contains("--no-default-features"), "the release package leaves the instruments out: {build}");
 }
+
+/// Every `sqlx` statement of the service's crates, by file (under `crates/`, the binary's
+/// as `src/…`): how many take their text from a literal, and how many build it at run time.
+fn statements() -> BTreeMap<String, (usize, usize)> {
+    let call = regex::Regex::new(
+        r"sqlx::(?:query|query_as|query_scalar)(?:::<[^>]*>)?\(\s*|QueryBuilder::<Postgres>::new\(\s*|\.begin_with\(\s*|sqlx::raw_sql\(\s*",
+    )
+    .unwrap();
+    let mut found = BTreeMap::new();
+    let sources = ["crates/base/src", "crates/core/src", "crates/server/src", "src"];
+    for dir in sources {
+        for (path, _) in modules_of(dir) {
+            let text = read(&path);
+            for m in call.find_iter(&text) {
+                let literal = text[m.end()..].starts_with(['"', 'r']);
+                let shown = path.strip_prefix(root()).unwrap().display().to_string();
+                let shown = shown.strip_prefix("crates/").unwrap_or(&shown).to_owned();
+                let counts: &mut (usize, usize) = found.entry(shown).or_default();
+                // `raw_sql` with a literal is a setting or DDL: nothing of the schema to check.
+                if literal && !m.as_str().starts_with("sqlx::raw_sql") {
+                    counts.0 += 1;
+                } else if !literal {
+                    counts.1 += 1;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// ARCHITECTURE.md's table of statements built at run time: file, and how many.
+fn built_at_run_time() -> BTreeMap<String, usize> {
+    let text = read(&root().join("ARCHITECTURE.md"));
+    let section = text.split("## SQL checked when it compiles").nth(1).expect("ARCHITECTURE.md has its SQL section");
+    section
+        .lines()
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| `"))
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            (cells[1].trim_matches('`').to_owned(), cells[2].parse().expect("a count in the second cell"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_fixed_statement_is_checked_when_it_compiles_and_architecture_md_names_the_rest() {
+    let listed = built_at_run_time();
+    let mut wrong = BTreeSet::new();
+    let statements = statements();
+    for (file, (fixed, built)) in &statements {
+        if *fixed > 0 {
+            wrong.insert(format!("{file}: {fixed} fixed statement(s) outside `query!`, `query_as!`, `query_scalar!`"));
+        }
+        if *built != listed.get(file).copied().unwrap_or(0) {
+            wrong.insert(format!(
+                "{file}: {built} statement(s) built at run time, ARCHITECTURE.md says {:?}",
+                listed.get(file)
+            ));
+        }
+    }
+    for file in listed.keys() {
+        if statements.get(file).is_none_or(|(_, built)| *built == 0) {
+            wrong.insert(format!("{file} is in ARCHITECTURE.md's table but builds no statement"));
+        }
+    }
+    assert!(wrong.is_empty(), "the SQL against ARCHITECTURE.md:\n{}", wrong.into_iter().collect::<Vec<_>>().join("\n"));
+    assert!(listed.values().sum::<usize>() <= 40, "more than 40 statements built at run time");
+}

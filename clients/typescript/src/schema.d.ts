@@ -811,7 +811,7 @@ export interface SearchResponse {
 }
 
 export interface SearchResult {
-  category?: string | null;
+  category?: Category | null;
   content: string;
   /**
    * When a raw turn was said (`event` results).
@@ -830,6 +830,10 @@ export interface SearchResult {
    * `张伟 —colleague→ 李明 —leads→ 电商项目`.
    */
   path?: string | null;
+  /**
+   * A relation's predicate, such as `works_at` (`relation` results).
+   */
+  predicate?: string | null;
   role?: Role | null;
   score: number;
   /**

@@ -87,8 +87,7 @@ async fn write(pool: &PgPool, tenant: &TenantId, batch: &Pending) -> sqlx::Resul
         .collect();
     let mut tx = begin_tenant_tx(pool, tenant).await?;
     // Seed 2 keeps the key apart from ingest's session locks (0) and users' life locks (1).
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 2))")
-        .bind(tenant.as_str())
+    sqlx::query!("SELECT FROM pg_advisory_xact_lock(hashtextextended($1, 2))", tenant.as_str())
         .execute(&mut *tx)
         .await?;
     // Under the users' life locks, counts of memories forgotten meanwhile are dropped.

@@ -67,16 +67,16 @@ impl Detector {
         event_id: Uuid,
         at: DateTime<Utc>,
     ) -> sqlx::Result<usize> {
-        let served: Vec<Uuid> = sqlx::query_scalar(
+        let served: Vec<Uuid> = sqlx::query_scalar!(
             "SELECT a.memory_id FROM memory_access a
                JOIN memories m ON m.tenant_id = a.tenant_id AND m.id = a.memory_id AND m.status = 'active'
               WHERE a.tenant_id = $1 AND a.user_id = $2 AND a.last_accessed_at BETWEEN $3 AND $4
               ORDER BY a.last_accessed_at DESC LIMIT 5",
+            tenant.as_str(),
+            user.as_str(),
+            at - self.window,
+            at + Duration::minutes(1)
         )
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(at - self.window)
-        .bind(at + Duration::minutes(1))
         .fetch_all(&mut *conn)
         .await?;
         for &memory in &served {
@@ -127,11 +127,11 @@ pub async fn submit(db: &Database, tenant: &TenantId, request: FeedbackRequest) 
 
 /// Marks the open corrections of these memories resolved: a newer memory replaced them.
 pub async fn resolve(conn: &mut PgConnection, tenant: &TenantId, memories: &[Uuid]) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE feedback SET resolved_at = now() WHERE tenant_id = $1 AND memory_id = ANY($2) AND resolved_at IS NULL",
+        tenant.as_str(),
+        memories
     )
-    .bind(tenant.as_str())
-    .bind(memories)
     .execute(conn)
     .await?;
     Ok(())
@@ -150,18 +150,18 @@ async fn record(
     event_id: Option<Uuid>,
 ) -> sqlx::Result<Uuid> {
     let id = Uuid::now_v7();
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO feedback (tenant_id, id, user_id, memory_id, kind, source, note, event_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        tenant.as_str(),
+        id,
+        user.as_str(),
+        memory,
+        kind as _,
+        source,
+        note,
+        event_id
     )
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(user.as_str())
-    .bind(memory)
-    .bind(kind)
-    .bind(source)
-    .bind(note)
-    .bind(event_id)
     .execute(&mut *conn)
     .await?;
     if kind.corrects() {

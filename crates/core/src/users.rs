@@ -51,11 +51,11 @@ const GRAPH_TABLES: [&str; 4] = ["user_graphs", "graph_history", "relations", "e
 /// Writers share them; only [`forget`] takes one exclusively.
 pub async fn hold(conn: &mut PgConnection, tenant: &TenantId, users: &[&str]) -> sqlx::Result<()> {
     // Seed 1 keeps these keys apart from ingest's session lock (seed 0) on the same ids.
-    sqlx::query(
-        "SELECT count(pg_advisory_xact_lock_shared(hashtextextended($1 || '/' || u, 1))) FROM unnest($2::text[]) u",
+    sqlx::query!(
+        "SELECT FROM (SELECT count(pg_advisory_xact_lock_shared(hashtextextended($1 || '/' || u, 1))) FROM unnest($2::text[]) u) held",
+        tenant.as_str(),
+        users as _,
     )
-    .bind(tenant.as_str())
-    .bind(users)
     .execute(conn)
     .await?;
     Ok(())
@@ -64,23 +64,25 @@ pub async fn hold(conn: &mut PgConnection, tenant: &TenantId, users: &[&str]) ->
 /// Holds the life lock of `user` alone until the transaction ends: writers in flight
 /// finish first, and none starts meanwhile.
 pub async fn hold_exclusively(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<()> {
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 1))")
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .execute(conn)
-        .await?;
+    sqlx::query!(
+        "SELECT FROM pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 1))",
+        tenant.as_str(),
+        user.as_str()
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
 /// Whether anything of the user is stored: events, sessions or memories.
 pub async fn exists(conn: &mut PgConnection, tenant: &TenantId, user: &str) -> sqlx::Result<bool> {
-    sqlx::query_scalar(
-        "SELECT EXISTS (SELECT FROM events WHERE tenant_id = $1 AND user_id = $2)
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT FROM events WHERE tenant_id = $1 AND user_id = $2)
              OR EXISTS (SELECT FROM sessions WHERE tenant_id = $1 AND user_id = $2)
-             OR EXISTS (SELECT FROM memories WHERE tenant_id = $1 AND user_id = $2)",
+             OR EXISTS (SELECT FROM memories WHERE tenant_id = $1 AND user_id = $2) AS "exists!""#,
+        tenant.as_str(),
+        user
     )
-    .bind(tenant.as_str())
-    .bind(user)
     .fetch_one(conn)
     .await
 }
@@ -150,14 +152,7 @@ pub async fn forget(db: &Database, tenant: &TenantId, user: &UserId, actor: Uuid
     }
     let counts = Value::Object(counts);
     crate::webhooks::user_deleted(&mut tx, tenant, user).await?;
-    sqlx::query(
-        "INSERT INTO audit_log (tenant_id, id, actor, action, target, details) VALUES ($1, $2, $3, 'delete_user', $4, $5)",
-    )
-    .bind(tenant.as_str())
-    .bind(Uuid::now_v7())
-    .bind(Actor::Key(actor).to_string())
-    .bind(&user_hash)
-    .bind(json!({"deleted": counts}))
+    sqlx::query!("INSERT INTO audit_log (tenant_id, id, actor, action, target, details) VALUES ($1, $2, $3, 'delete_user', $4, $5)", tenant.as_str(), Uuid::now_v7(), Actor::Key(actor).to_string(), &user_hash, json!({"deleted": counts}))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -187,12 +182,13 @@ pub struct Deletion {
 pub async fn deletions(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Result<Vec<Deletion>> {
     let user_hash = keyed_hash(&db.pool, tenant, user).await?;
     let mut tx = db.tenant_tx(tenant).await?;
-    let found = sqlx::query_as(
-        "SELECT created_at AS at, actor, coalesce(details -> 'deleted', '{}') AS deleted FROM audit_log
-          WHERE tenant_id = $1 AND action = 'delete_user' AND target = $2 ORDER BY created_at",
+    let found = sqlx::query_as!(
+        Deletion,
+        r#"SELECT created_at AS at, actor, coalesce(details -> 'deleted', '{}') AS "deleted!" FROM audit_log
+          WHERE tenant_id = $1 AND action = 'delete_user' AND target = $2 ORDER BY created_at"#,
+        tenant.as_str(),
+        &user_hash
     )
-    .bind(tenant.as_str())
-    .bind(&user_hash)
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -214,38 +210,22 @@ pub struct UserSummary {
     pub last_activity: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// The counts a [`UserSummary`] shows, for the users of `page` (a subquery naming
-/// `user_id`s), in id order.
-const SUMMARY: &str = "
-    SELECT p.user_id,
-           (SELECT count(*) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id) AS events,
-           (SELECT count(*) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id
-               AND m.status = 'active') AS memories,
-           (SELECT count(*) FROM sessions s WHERE s.tenant_id = $1 AND s.user_id = p.user_id) AS sessions,
-           (SELECT count(*) FROM entities g WHERE g.tenant_id = $1 AND g.user_id = p.user_id
-               AND g.status = 'active') AS entities,
-           coalesce((SELECT max(e.created_at) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id),
-                    (SELECT max(m.updated_at) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id))
-               AS last_activity
-      FROM page p ORDER BY p.user_id";
-
 /// A page of the tenant's users in id order, after `after`: anyone with a turn or a memory.
 pub async fn list(db: &Database, tenant: &TenantId, after: Option<&str>, limit: i64) -> sqlx::Result<Vec<UserSummary>> {
     let mut tx = db.tenant_tx(tenant).await?;
-    // SUMMARY is a constant: nothing of the caller's reaches the statement's text.
-    let found = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "WITH page AS (
-             SELECT user_id FROM (
-                 SELECT DISTINCT user_id FROM events WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
-                 UNION
-                 SELECT DISTINCT user_id FROM memories WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
-             ) u ORDER BY user_id LIMIT $3) {SUMMARY}"
-    )))
-    .bind(tenant.as_str())
-    .bind(after)
-    .bind(limit)
+    let page = sqlx::query_scalar!(
+        r#"SELECT user_id AS "user_id!" FROM (
+             SELECT DISTINCT user_id FROM events WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
+             UNION
+             SELECT DISTINCT user_id FROM memories WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2)
+           ) u ORDER BY user_id LIMIT $3"#,
+        tenant.as_str(),
+        after,
+        limit
+    )
     .fetch_all(&mut *tx)
     .await?;
+    let found = counts(&mut tx, tenant, &page).await?;
     tx.commit().await?;
     Ok(found)
 }
@@ -253,20 +233,37 @@ pub async fn list(db: &Database, tenant: &TenantId, after: Option<&str>, limit: 
 /// One user's counts, or `None` when engram holds no turn and no memory of them.
 pub async fn summary(db: &Database, tenant: &TenantId, user: &UserId) -> sqlx::Result<Option<UserSummary>> {
     let mut tx = db.tenant_tx(tenant).await?;
-    let found: Option<UserSummary> =
-        sqlx::query_as(sqlx::AssertSqlSafe(format!("WITH page AS (SELECT $2::text AS user_id) {SUMMARY}")))
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .fetch_optional(&mut *tx)
-            .await?;
+    let found = counts(&mut tx, tenant, &[user.to_string()]).await?;
     tx.commit().await?;
-    Ok(found.filter(|u| u.events > 0 || u.memories > 0 || u.last_activity.is_some()))
+    Ok(found.into_iter().next().filter(|u| u.events > 0 || u.memories > 0 || u.last_activity.is_some()))
+}
+
+/// What a listing shows of each of `users`, in their order.
+async fn counts(conn: &mut PgConnection, tenant: &TenantId, users: &[String]) -> sqlx::Result<Vec<UserSummary>> {
+    sqlx::query_as!(
+        UserSummary,
+        r#"SELECT p.user_id AS "user_id!",
+                  (SELECT count(*) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id) AS "events!",
+                  (SELECT count(*) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id
+                      AND m.status = 'active') AS "memories!",
+                  (SELECT count(*) FROM sessions s WHERE s.tenant_id = $1 AND s.user_id = p.user_id) AS "sessions!",
+                  (SELECT count(*) FROM entities g WHERE g.tenant_id = $1 AND g.user_id = p.user_id
+                      AND g.status = 'active') AS "entities!",
+                  coalesce((SELECT max(e.created_at) FROM events e WHERE e.tenant_id = $1 AND e.user_id = p.user_id),
+                           (SELECT max(m.updated_at) FROM memories m WHERE m.tenant_id = $1 AND m.user_id = p.user_id))
+                      AS "last_activity?"
+             FROM unnest($2::text[]) WITH ORDINALITY AS p(user_id, n) ORDER BY p.n"#,
+        tenant.as_str(),
+        users
+    )
+    .fetch_all(conn)
+    .await
 }
 
 /// `hmac:` and the hex HMAC-SHA256 of `tenant/user` under the installation's audit secret.
 async fn keyed_hash(pool: &PgPool, tenant: &TenantId, user: &UserId) -> sqlx::Result<String> {
     let secret: Vec<u8> =
-        sqlx::query_scalar("SELECT secret FROM instance_secrets WHERE name = 'audit'").fetch_one(pool).await?;
+        sqlx::query_scalar!("SELECT secret FROM instance_secrets WHERE name = 'audit'").fetch_one(pool).await?;
     Ok(format!("hmac:{}", hmac_hex(&secret, &format!("{tenant}/{user}"))))
 }
 
@@ -286,15 +283,15 @@ pub async fn audit(
     target: &str,
     details: Value,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO audit_log (tenant_id, id, actor, action, target, details) VALUES ($1, $2, $3, $4, $5, $6)",
+        tenant.as_str(),
+        Uuid::now_v7(),
+        actor,
+        action,
+        target,
+        details
     )
-    .bind(tenant.as_str())
-    .bind(Uuid::now_v7())
-    .bind(actor)
-    .bind(action)
-    .bind(target)
-    .bind(details)
     .execute(conn)
     .await?;
     Ok(())

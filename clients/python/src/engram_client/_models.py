@@ -88,7 +88,9 @@ class SearchResult(_Model):
     created_at: Optional[datetime] = None
     role: Optional[str] = None
     session_id: Optional[str] = None
-    #: A relation's sentence, and the chain from the entity the walk started at.
+    #: A relation's predicate (``works_at``), its sentence, and the chain from the
+    #: entity the walk started at.
+    predicate: Optional[str] = None
     fact: Optional[str] = None
     path: Optional[str] = None
     explanation: Optional[Explanation] = None

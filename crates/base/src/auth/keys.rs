@@ -89,8 +89,7 @@ impl NewKey {
 /// Registers a tenant (nothing happens when it exists): a key's tenant, or the tenant
 /// `engram ingest` loads turns into.
 pub async fn add_tenant(conn: &mut PgConnection, tenant: &TenantId) -> sqlx::Result<()> {
-    sqlx::query("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING")
-        .bind(tenant.as_str())
+    sqlx::query!("INSERT INTO tenants (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING", tenant.as_str())
         .execute(conn)
         .await?;
     Ok(())
@@ -103,18 +102,18 @@ pub async fn create_key(pool: &PgPool, key: &NewKey) -> sqlx::Result<CreatedKey>
     let scopes: Vec<&str> = key.scopes.iter().map(|s| s.as_str()).collect();
     let mut tx = pool.begin().await?;
     add_tenant(&mut tx, &key.tenant).await?;
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO api_keys (tenant_id, id, name, scopes, secret_hash, prefix, rate_limit, user_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        key.tenant.as_str(),
+        id,
+        key.name.as_deref(),
+        &scopes as _,
+        hash(&secret),
+        &secret[..KEY_PREFIX.len() + 8],
+        key.rate_limit.map(|r| r.to_string()),
+        key.user.as_ref().map(UserId::as_str)
     )
-    .bind(key.tenant.as_str())
-    .bind(id)
-    .bind(key.name.as_deref())
-    .bind(&scopes)
-    .bind(hash(&secret))
-    .bind(&secret[..KEY_PREFIX.len() + 8])
-    .bind(key.rate_limit.map(|r| r.to_string()))
-    .bind(key.user.as_ref().map(UserId::as_str))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -122,7 +121,8 @@ pub async fn create_key(pool: &PgPool, key: &NewKey) -> sqlx::Result<CreatedKey>
 }
 
 pub async fn list_keys(pool: &PgPool) -> sqlx::Result<Vec<ApiKey>> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        ApiKey,
         "SELECT id, tenant_id, name, scopes, prefix, rate_limit, user_id, created_at, revoked_at
          FROM api_keys ORDER BY tenant_id, created_at",
     )
@@ -133,8 +133,7 @@ pub async fn list_keys(pool: &PgPool) -> sqlx::Result<Vec<ApiKey>> {
 /// Revokes a key; false when no active key has that id.
 #[tracing::instrument(skip(pool))]
 pub async fn revoke_key(pool: &PgPool, id: Uuid) -> sqlx::Result<bool> {
-    let done = sqlx::query("UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL")
-        .bind(id)
+    let done = sqlx::query!("UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL", id)
         .execute(pool)
         .await?;
     Ok(done.rows_affected() == 1)
@@ -145,10 +144,11 @@ pub async fn authenticate(pool: &PgPool, secret: &str) -> sqlx::Result<Option<Pr
     if !secret.starts_with(KEY_PREFIX) || secret.len() > 128 {
         return Ok(None);
     }
-    let row: Option<KeyRow> = sqlx::query_as(
+    let row = sqlx::query_as!(
+        KeyRow,
         "SELECT id, tenant_id, scopes, rate_limit, user_id FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL",
+        hash(secret),
     )
-    .bind(hash(secret))
     .fetch_optional(pool)
     .await?;
     Ok(row.and_then(|row| {
@@ -166,7 +166,6 @@ pub async fn authenticate(pool: &PgPool, secret: &str) -> sqlx::Result<Option<Pr
 }
 
 /// What authentication reads of a live key.
-#[derive(sqlx::FromRow)]
 struct KeyRow {
     id: Uuid,
     tenant_id: String,

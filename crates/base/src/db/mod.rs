@@ -74,7 +74,7 @@ impl Database {
 
     /// One round trip to the primary: whether it answers.
     pub async fn ping(&self) -> sqlx::Result<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await.map(drop)
+        sqlx::query!("SELECT 1 AS one").fetch_one(&self.pool).await.map(drop)
     }
 
     /// A database on an existing pool (tests, benchmarks).
@@ -186,10 +186,10 @@ pub fn pool_options(max_connections: u32) -> PgPoolOptions {
 pub(crate) async fn create_database(server: &PgConnectOptions, name: &str) -> anyhow::Result<()> {
     use sqlx::{ConnectOptions, Connection};
     let mut conn = server.clone().database("postgres").connect().await.context("cannot connect to PostgreSQL")?;
-    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-        .bind(name)
-        .fetch_one(&mut conn)
-        .await?;
+    let exists: bool =
+        sqlx::query_scalar!(r#"SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS "exists!""#, name)
+            .fetch_one(&mut conn)
+            .await?;
     if !exists {
         // `name` is one of engram's constants, never user input; a concurrent creator is fine.
         let created =
@@ -206,11 +206,12 @@ pub(crate) async fn create_database(server: &PgConnectOptions, name: &str) -> an
 }
 
 async fn require_pgvector(pool: &PgPool) -> anyhow::Result<()> {
-    let available: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')")
-            .fetch_one(pool)
-            .await
-            .context("cannot query the database's extensions")?;
+    let available: bool = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS "exists!""#
+    )
+    .fetch_one(pool)
+    .await
+    .context("cannot query the database's extensions")?;
     anyhow::ensure!(
         available,
         "the database at database.url lacks the pgvector extension (`vector`); install pgvector 0.8 or newer on that server"
@@ -226,10 +227,12 @@ const HUGE_PAGES_FROM: i64 = 2 << 30;
 /// Logged as information, once a
 /// process, since only the server's host can change it.
 async fn advise_on_huge_pages(pool: &PgPool) {
-    let settings: sqlx::Result<(Option<String>, i64, Option<String>)> = sqlx::query_as(
-        "SELECT current_setting('huge_pages_status', true), pg_size_bytes(current_setting('shared_buffers')),
-                current_setting('shared_memory_size_in_huge_pages', true)",
+    let settings = sqlx::query!(
+        r#"SELECT current_setting('huge_pages_status', true) AS status,
+                  pg_size_bytes(current_setting('shared_buffers')) AS "shared_buffers!",
+                  current_setting('shared_memory_size_in_huge_pages', true) AS pages"#,
     )
+    .map(|row| (row.status, row.shared_buffers, row.pages))
     .fetch_one(pool)
     .await;
     if let Ok((status, shared_buffers, pages)) = settings

@@ -40,14 +40,15 @@ pub(super) async fn latest_turns(
     user: &UserId,
     session: &SessionId,
 ) -> sqlx::Result<Vec<Candidate>> {
-    let mut rows: Vec<(uuid::Uuid, Role, String, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT id, role, content, created_at FROM events
+    let mut rows: Vec<(uuid::Uuid, Role, String, DateTime<Utc>)> = sqlx::query!(
+        r#"SELECT id, role AS "role: Role", content, created_at FROM events
           WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3
-          ORDER BY created_at DESC, seq DESC LIMIT 200",
+          ORDER BY created_at DESC, seq DESC LIMIT 200"#,
+        tenant.as_str(),
+        user.as_str(),
+        session.as_str()
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(session.as_str())
+    .map(|r| (r.id, r.role, r.content, r.created_at))
     .fetch_all(conn)
     .await?;
     rows.reverse();
@@ -62,13 +63,14 @@ pub(super) async fn latest_turns(
 
 /// Identity and profile facts, most important first.
 pub async fn profile(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<Vec<Candidate>> {
-    let rows: Vec<(uuid::Uuid, Kind, String)> = sqlx::query_as(
-        "SELECT id, kind, content FROM memories
+    let rows: Vec<(uuid::Uuid, Kind, String)> = sqlx::query!(
+        r#"SELECT id, kind AS "kind: Kind", content FROM memories
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND category IN ('identity', 'personal')
-          ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT 20",
+          ORDER BY pinned DESC, importance DESC, updated_at DESC LIMIT 20"#,
+        tenant.as_str(),
+        user.as_str()
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
+    .map(|r| (r.id, r.kind, r.content))
     .fetch_all(conn)
     .await?;
     Ok(rows
@@ -83,21 +85,23 @@ pub async fn recent_summaries(
     tenant: &TenantId,
     user: &UserId,
 ) -> sqlx::Result<(Vec<Candidate>, Vec<Candidate>)> {
-    let sessions: Vec<(String, String, Option<DateTime<Utc>>)> = sqlx::query_as(
-        "SELECT session_id, summary, summarized_at FROM sessions
+    let sessions: Vec<(String, String, Option<DateTime<Utc>>)> = sqlx::query!(
+        r#"SELECT session_id, summary AS "summary!", summarized_at FROM sessions
           WHERE tenant_id = $1 AND user_id = $2 AND summary IS NOT NULL
-          ORDER BY last_event_at DESC LIMIT 3",
+          ORDER BY last_event_at DESC LIMIT 3"#,
+        tenant.as_str(),
+        user.as_str()
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
+    .map(|r| (r.session_id, r.summary, r.summarized_at))
     .fetch_all(&mut *conn)
     .await?;
-    let periods: Vec<(uuid::Uuid, String)> = sqlx::query_as(
+    let periods: Vec<(uuid::Uuid, String)> = sqlx::query!(
         "SELECT id, summary FROM period_summaries WHERE tenant_id = $1 AND user_id = $2
           ORDER BY period_start DESC LIMIT 2",
+        tenant.as_str(),
+        user.as_str()
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
+    .map(|r| (r.id, r.summary))
     .fetch_all(conn)
     .await?;
     Ok((
@@ -120,17 +124,18 @@ pub(super) async fn turns_before(
     user: &UserId,
     replies: &[uuid::Uuid],
 ) -> sqlx::Result<Vec<(uuid::Uuid, Candidate)>> {
-    let rows: Vec<(uuid::Uuid, uuid::Uuid, Role, String, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT r.id, p.id, p.role, p.content, p.created_at FROM events r
+    let rows: Vec<(uuid::Uuid, uuid::Uuid, Role, String, DateTime<Utc>)> = sqlx::query!(
+        r#"SELECT r.id AS reply, p.id AS "id!", p.role AS "role!: Role", p.content AS "content!", p.created_at AS "created_at!" FROM events r
            JOIN LATERAL (SELECT e.id, e.role, e.content, e.created_at FROM events e
                           WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.session_id = r.session_id
                             AND (e.created_at, e.seq) < (r.created_at, r.seq)
                           ORDER BY e.created_at DESC, e.seq DESC LIMIT 1) p ON true
-          WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = ANY($3)",
+          WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = ANY($3)"#,
+        tenant.as_str(),
+        user.as_str(),
+        replies
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(replies)
+    .map(|r| (r.reply, r.id, r.role, r.content, r.created_at))
     .fetch_all(conn)
     .await?;
     Ok(rows

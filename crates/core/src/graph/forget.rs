@@ -29,8 +29,8 @@ pub async fn forget_sources(
     scan_limit: i64,
 ) -> sqlx::Result<(i64, i64)> {
     let texts: Vec<String> = gone.texts.iter().map(|t| t.to_lowercase()).collect();
-    let (relations, entities): (i64, i64) = sqlx::query_as(
-        "WITH doomed AS (
+    let (relations, entities): (i64, i64) = sqlx::query!(
+        r#"WITH doomed AS (
             DELETE FROM relations r WHERE r.tenant_id = $1 AND r.user_id = $2
                AND ((r.memory_id = ANY($3) AND r.source_event_ids <@ ($4::uuid[] || $6::uuid[]))
                     OR (cardinality(r.source_event_ids) > 0 AND r.source_event_ids <@ $6::uuid[]))
@@ -47,14 +47,15 @@ pub async fn forget_sources(
             DELETE FROM graph_history WHERE tenant_id = $1 AND user_id = $2
                AND (relation_id IN (SELECT id FROM doomed) OR entity_id IN (SELECT id FROM unnamed)) RETURNING 1
          )
-         SELECT (SELECT count(*) FROM doomed), (SELECT count(*) FROM unnamed) + 0 * (SELECT count(*) FROM history)",
+         SELECT (SELECT count(*) FROM doomed) AS "relations!", (SELECT count(*) FROM unnamed) + 0 * (SELECT count(*) FROM history) AS "entities!""#,
+        tenant.as_str(),
+        user.as_str(),
+        gone.memories,
+        gone.memory_sources,
+        &texts,
+        gone.turns
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(gone.memories)
-    .bind(gone.memory_sources)
-    .bind(&texts)
-    .bind(gone.turns)
+    .map(|r| (r.relations, r.entities))
     .fetch_one(&mut *conn)
     .await?;
     if relations > 0 || entities > 0 {

@@ -67,13 +67,14 @@ pub async fn extract(
     messages: &[&str],
     max_tokens: u64,
 ) -> Result<Found, anyhow::Error> {
-    let known: Vec<(Uuid, String, String, bool)> = sqlx::query_as(
+    let known: Vec<(Uuid, String, String, bool)> = sqlx::query!(
         "SELECT id, name, type, is_user FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
           ORDER BY last_seen DESC LIMIT $3",
+        tenant.as_str(),
+        user.as_str(),
+        KNOWN_ENTITIES
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(KNOWN_ENTITIES)
+    .map(|r| (r.id, r.name, r.r#type, r.is_user))
     .fetch_all(&mut *conn)
     .await?;
     let listed: Vec<String> = known

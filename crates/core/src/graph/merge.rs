@@ -23,18 +23,19 @@ pub async fn merge(
     into: Uuid,
     change: &Change,
 ) -> sqlx::Result<()> {
-    let moved: Vec<(Uuid, bool, bool)> = sqlx::query_as(
-        "UPDATE relations SET subject_id = CASE WHEN subject_id = $2 THEN $3 ELSE subject_id END,
+    let moved: Vec<(Uuid, bool, bool)> = sqlx::query!(
+        r#"UPDATE relations SET subject_id = CASE WHEN subject_id = $2 THEN $3 ELSE subject_id END,
                 object_id = CASE WHEN object_id = $2 THEN $3 ELSE object_id END, updated_at = now()
           WHERE tenant_id = $1 AND (subject_id = $2 OR object_id = $2)
-         RETURNING id, subject_id = $3, object_id = $3",
+         RETURNING id, subject_id = $3 AS "subject!", object_id = $3 AS "object!""#,
+        tenant.as_str(),
+        from,
+        into
     )
-    .bind(tenant.as_str())
-    .bind(from)
-    .bind(into)
+    .map(|r| (r.id, r.subject, r.object))
     .fetch_all(&mut *conn)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "WITH gone AS (
             UPDATE entities SET status = 'merged', merged_into = $3, updated_at = now()
              WHERE tenant_id = $1 AND id = $2 AND status = 'active' RETURNING norm_name, aliases, first_seen, last_seen
@@ -44,10 +45,10 @@ pub async fn merge(
                 merged_from = e.merged_from || $2, first_seen = least(e.first_seen, g.first_seen),
                 last_seen = greatest(e.last_seen, g.last_seen), updated_at = now()
            FROM gone g WHERE e.tenant_id = $1 AND e.id = $3",
+        tenant.as_str(),
+        from,
+        into
     )
-    .bind(tenant.as_str())
-    .bind(from)
-    .bind(into)
     .execute(&mut *conn)
     .await?;
     let subjects: Vec<Uuid> = moved.iter().filter(|(_, s, _)| *s).map(|(id, ..)| *id).collect();
@@ -88,23 +89,24 @@ pub async fn restore(
     change: &Change,
     scan_limit: i64,
 ) -> Result<(), RestoreError> {
-    let merged: Option<(EntityStatus, Option<Uuid>, String)> = sqlx::query_as(
-        "SELECT status, merged_into, norm_name FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+    let merged: Option<(EntityStatus, Option<Uuid>, String)> = sqlx::query!(
+        r#"SELECT status AS "status: EntityStatus", merged_into, norm_name FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3"#,
+        tenant.as_str(),
+        user.as_str(),
+        id
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(id)
+    .map(|r| (r.status, r.merged_into, r.norm_name))
     .fetch_optional(&mut *conn)
     .await?;
     let Some((_, Some(into), norm_name)) = merged.clone().filter(|(s, ..)| *s == EntityStatus::Merged) else {
         return Err(if merged.is_none() { RestoreError::NotFound } else { RestoreError::NotMerged });
     };
-    let after: Option<Value> = sqlx::query_scalar(
+    let after: Option<Value> = sqlx::query_scalar!(
         "SELECT after FROM graph_history WHERE tenant_id = $1 AND entity_id = $2 AND action = 'merged'
           ORDER BY created_at DESC LIMIT 1",
+        tenant.as_str(),
+        id
     )
-    .bind(tenant.as_str())
-    .bind(id)
     .fetch_optional(&mut *conn)
     .await?
     .flatten();
@@ -115,44 +117,29 @@ pub async fn restore(
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default()
     };
-    let taken: bool = sqlx::query_scalar(
-        "SELECT EXISTS (SELECT FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = $3)",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&norm_name)
+    let taken: bool = sqlx::query_scalar!(r#"SELECT EXISTS (SELECT FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = $3) AS "exists!""#, tenant.as_str(), user.as_str(), &norm_name)
     .fetch_one(&mut *conn)
     .await?;
     if taken {
         return Err(RestoreError::NameTaken);
     }
-    sqlx::query("UPDATE relations SET subject_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = ANY($2) AND subject_id = $4")
-        .bind(tenant.as_str())
-        .bind(ids("moved_subjects"))
-        .bind(id)
-        .bind(into)
+    sqlx::query!("UPDATE relations SET subject_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = ANY($2) AND subject_id = $4", tenant.as_str(), &ids("moved_subjects"), id, into)
         .execute(&mut *conn)
         .await?;
-    sqlx::query("UPDATE relations SET object_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = ANY($2) AND object_id = $4")
-        .bind(tenant.as_str())
-        .bind(ids("moved_objects"))
-        .bind(id)
-        .bind(into)
+    sqlx::query!("UPDATE relations SET object_id = $3, updated_at = now() WHERE tenant_id = $1 AND id = ANY($2) AND object_id = $4", tenant.as_str(), &ids("moved_objects"), id, into)
         .execute(&mut *conn)
         .await?;
-    sqlx::query(
+    sqlx::query!(
         "UPDATE entities SET merged_from = array_remove(merged_from, $2),
                 aliases = array_remove(aliases, $4), updated_at = now() WHERE tenant_id = $1 AND id = $3",
+        tenant.as_str(),
+        id,
+        into,
+        &norm_name
     )
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(into)
-    .bind(&norm_name)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("UPDATE entities SET status = 'active', merged_into = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2")
-        .bind(tenant.as_str())
-        .bind(id)
+    sqlx::query!("UPDATE entities SET status = 'active', merged_into = NULL, updated_at = now() WHERE tenant_id = $1 AND id = $2", tenant.as_str(), id)
         .execute(&mut *conn)
         .await?;
     let before = json!({"status": "merged", "merged_into": into});
@@ -184,28 +171,30 @@ pub async fn merge_duplicates(
     change: &Change,
     scan_limit: i64,
 ) -> sqlx::Result<i64> {
-    let new: Vec<(Uuid, String)> = sqlx::query_as(
+    let new: Vec<(Uuid, String)> = sqlx::query!(
         "SELECT id, name FROM entities
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND NOT is_user AND embedding IS NOT NULL
-            AND created_at > coalesce($3, '-infinity') ORDER BY created_at",
+            AND created_at > coalesce($3::timestamptz, '-infinity') ORDER BY created_at",
+        tenant.as_str(),
+        user.as_str(),
+        since
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(since)
+    .map(|r| (r.id, r.name))
     .fetch_all(&mut *conn)
     .await?;
     let mut merged = 0;
     for (id, name) in new {
-        let near: Vec<(Uuid, String, f64)> = sqlx::query_as(
-            "SELECT o.id, o.name, (1 - (o.embedding <=> e.embedding))::float8 FROM entities e
+        let near: Vec<(Uuid, String, f64)> = sqlx::query!(
+            r#"SELECT o.id, o.name, (1 - (o.embedding <=> e.embedding))::float8 AS "similarity!" FROM entities e
                JOIN entities o ON o.tenant_id = e.tenant_id AND o.user_id = e.user_id AND o.type = e.type
                               AND o.status = 'active' AND o.id <> e.id AND o.embedding_dims = e.embedding_dims
                               AND o.first_seen <= e.first_seen
               WHERE e.tenant_id = $1 AND e.id = $2 AND e.status = 'active'
-              ORDER BY o.embedding <=> e.embedding LIMIT 3",
+              ORDER BY o.embedding <=> e.embedding LIMIT 3"#,
+            tenant.as_str(),
+            id
         )
-        .bind(tenant.as_str())
-        .bind(id)
+        .map(|r| (r.id, r.name, r.similarity))
         .fetch_all(&mut *conn)
         .await?;
         if let Some((into, ..)) =

@@ -60,12 +60,38 @@ pub struct GraphChange {
     pub created_at: DateTime<Utc>,
 }
 
-const ENTITY_COLUMNS: &str = "id, name, type, aliases, first_seen, last_seen, is_user, status, merged_into";
-const RELATION_COLUMNS: &str =
-    "r.id, s.name AS subject, r.subject_id, r.predicate, o.name AS object, r.object_id, r.fact,
-     r.valid_from, r.valid_to, r.created_at, r.expired_at, r.source_event_ids, r.status, r.confidence";
-const RELATION_JOINS: &str = "JOIN entities s ON s.tenant_id = r.tenant_id AND s.id = r.subject_id
-     JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id";
+/// An entity's row as stored: its type still a name.
+struct EntityRow {
+    id: Uuid,
+    name: String,
+    kind: String,
+    aliases: Vec<String>,
+    first_seen: DateTime<Utc>,
+    last_seen: DateTime<Utc>,
+    is_user: bool,
+    status: EntityStatus,
+    merged_into: Option<Uuid>,
+}
+
+impl TryFrom<EntityRow> for Entity {
+    type Error = sqlx::Error;
+
+    fn try_from(r: EntityRow) -> sqlx::Result<Self> {
+        let kind = EntityType::try_from(r.kind)
+            .map_err(|e| sqlx::Error::ColumnDecode { index: "type".to_owned(), source: e.into() })?;
+        Ok(Entity {
+            id: r.id,
+            name: r.name,
+            kind,
+            aliases: r.aliases,
+            first_seen: r.first_seen,
+            last_seen: r.last_seen,
+            is_user: r.is_user,
+            status: r.status,
+            merged_into: r.merged_into,
+        })
+    }
+}
 
 /// The user's active entities, by name: those whose name or alias holds `query` (or is
 /// like it, by trigrams) and of `kind`, after `cursor` (an entity id), at most `limit`.
@@ -79,22 +105,23 @@ pub async fn list(
     cursor: Option<Uuid>,
 ) -> sqlx::Result<Vec<Entity>> {
     let query = query.map(engram_language::relations::names::normalise).filter(|q| !q.is_empty());
-    let sql = format!(
-        "SELECT {ENTITY_COLUMNS} FROM entities
+    sqlx::query_as!(
+        EntityRow,
+        r#"SELECT id, name, type AS kind, aliases, first_seen, last_seen, is_user, status AS "status: EntityStatus", merged_into FROM entities
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND ($3::text IS NULL OR type = $3)
             AND ($4::text IS NULL OR norm_name LIKE '%' || $4 || '%' OR $4 = ANY(aliases) OR norm_name % $4)
             AND ($5::uuid IS NULL OR id > $5)
-          ORDER BY id LIMIT $6"
-    );
-    sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(kind.map(EntityType::as_str))
-        .bind(query.map(|q| q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")))
-        .bind(cursor)
-        .bind(limit)
-        .fetch_all(conn)
-        .await
+          ORDER BY id LIMIT $6"#,
+        tenant.as_str(),
+        user.as_str(),
+        kind.map(EntityType::as_str),
+        query.map(|q| q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")),
+        cursor,
+        limit
+    )
+    .try_map(Entity::try_from)
+    .fetch_all(conn)
+    .await
 }
 
 /// One entity of the user (merged ones too), with every relation it takes part in and its history.
@@ -104,34 +131,40 @@ pub async fn entity(
     user: &UserId,
     id: Uuid,
 ) -> sqlx::Result<Option<(Entity, Vec<Relation>, Vec<GraphChange>)>> {
-    let sql = format!("SELECT {ENTITY_COLUMNS} FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3");
-    let Some(entity): Option<Entity> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?
+    let Some(entity): Option<Entity> = sqlx::query_as!(
+        EntityRow,
+        r#"SELECT id, name, type AS kind, aliases, first_seen, last_seen, is_user, status AS "status: EntityStatus", merged_into FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3"#,
+        tenant.as_str(),
+        user.as_str(),
+        id
+    )
+    .try_map(Entity::try_from)
+    .fetch_optional(&mut *conn)
+    .await?
     else {
         return Ok(None);
     };
-    let sql = format!(
-        "SELECT {RELATION_COLUMNS} FROM relations r {RELATION_JOINS}
+    let relations = sqlx::query_as!(
+        Relation,
+        r#"SELECT r.id, s.name AS subject, r.subject_id, r.predicate, o.name AS object, r.object_id, r.fact,
+     r.valid_from, r.valid_to, r.created_at, r.expired_at, r.source_event_ids, r.status AS "status: RelationStatus", r.confidence FROM relations r JOIN entities s ON s.tenant_id = r.tenant_id AND s.id = r.subject_id
+     JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id
           WHERE r.tenant_id = $1 AND r.user_id = $2 AND (r.subject_id = $3 OR r.object_id = $3)
             AND r.status IN ('active', 'superseded')
-          ORDER BY r.valid_from, r.id"
-    );
-    let relations = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(id)
-        .fetch_all(&mut *conn)
-        .await?;
-    let history = sqlx::query_as(
-        "SELECT action, before, after, reason, actor, job_run_id, created_at FROM graph_history
-          WHERE tenant_id = $1 AND entity_id = $2 ORDER BY created_at, id",
+          ORDER BY r.valid_from, r.id"#,
+        tenant.as_str(),
+        user.as_str(),
+        id
     )
-    .bind(tenant.as_str())
-    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let history = sqlx::query_as!(
+        GraphChange,
+        r#"SELECT action AS "action: Action", before, after, reason, actor, job_run_id, created_at FROM graph_history
+          WHERE tenant_id = $1 AND entity_id = $2 ORDER BY created_at, id"#,
+        tenant.as_str(),
+        id
+    )
     .fetch_all(&mut *conn)
     .await?;
     Ok(Some((entity, relations, history)))
@@ -147,22 +180,24 @@ pub async fn find(
     name_or_id: &str,
 ) -> sqlx::Result<Option<Uuid>> {
     if let Ok(id) = name_or_id.parse::<Uuid>() {
-        return sqlx::query_scalar("SELECT id FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3")
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(id)
-            .fetch_optional(conn)
-            .await;
+        return sqlx::query_scalar!(
+            "SELECT id FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+            tenant.as_str(),
+            user.as_str(),
+            id
+        )
+        .fetch_optional(conn)
+        .await;
     }
     let mut names = graph.aliases.all_names_of(name_or_id);
     names.push(engram_language::relations::names::normalise(name_or_id));
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT id FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
             AND (norm_name = ANY($3) OR aliases && $3) ORDER BY is_user DESC, first_seen LIMIT 1",
+        tenant.as_str(),
+        user.as_str(),
+        &names
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&names)
     .fetch_optional(conn)
     .await
 }
@@ -196,8 +231,8 @@ pub async fn path(
     if from == to {
         return Ok(Some(relations_and_entities(conn, tenant, user, &[], Some(from)).await?));
     }
-    let found: Option<Vec<Uuid>> = sqlx::query_scalar(
-        "WITH RECURSIVE walk (node, hop, path, seen) AS (
+    let found: Option<Vec<Uuid>> = sqlx::query_scalar!(
+        r#"WITH RECURSIVE walk (node, hop, path, seen) AS (
             SELECT $3::uuid, 0, ARRAY[]::uuid[], ARRAY[$3::uuid]
           UNION ALL
             SELECT CASE WHEN r.subject_id = w.node THEN r.object_id ELSE r.subject_id END, w.hop + 1,
@@ -208,13 +243,13 @@ pub async fn path(
              WHERE w.hop < $5 AND w.node <> $4
                AND NOT (CASE WHEN r.subject_id = w.node THEN r.object_id ELSE r.subject_id END) = ANY(w.seen)
          )
-         SELECT path FROM walk WHERE node = $4 ORDER BY hop LIMIT 1",
+         SELECT path AS "path!" FROM walk WHERE node = $4 ORDER BY hop LIMIT 1"#,
+        tenant.as_str(),
+        user.as_str(),
+        from,
+        to,
+        max_depth as i32
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(from)
-    .bind(to)
-    .bind(max_depth as i32)
     .fetch_optional(&mut *conn)
     .await?;
     let Some(path) = found else { return Ok(None) };
@@ -230,26 +265,29 @@ async fn relations_and_entities(
     ids: &[Uuid],
     with: Option<Uuid>,
 ) -> sqlx::Result<(Vec<Entity>, Vec<Relation>)> {
-    let sql = format!(
-        "SELECT {RELATION_COLUMNS} FROM relations r {RELATION_JOINS}
-          WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = ANY($3) ORDER BY r.valid_from, r.id"
-    );
-    let relations: Vec<Relation> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(ids)
-        .fetch_all(&mut *conn)
-        .await?;
+    let relations: Vec<Relation> = sqlx::query_as!(
+        Relation,
+        r#"SELECT r.id, s.name AS subject, r.subject_id, r.predicate, o.name AS object, r.object_id, r.fact,
+     r.valid_from, r.valid_to, r.created_at, r.expired_at, r.source_event_ids, r.status AS "status: RelationStatus", r.confidence FROM relations r JOIN entities s ON s.tenant_id = r.tenant_id AND s.id = r.subject_id
+     JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id
+          WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = ANY($3) ORDER BY r.valid_from, r.id"#,
+        tenant.as_str(),
+        user.as_str(),
+        ids
+    )
+    .fetch_all(&mut *conn)
+    .await?;
     let mut entity_ids: Vec<Uuid> = relations.iter().flat_map(|r| [r.subject_id, r.object_id]).collect();
     entity_ids.extend(with);
-    let sql = format!(
-        "SELECT {ENTITY_COLUMNS} FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3) ORDER BY id"
-    );
-    let entities = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(&entity_ids)
-        .fetch_all(&mut *conn)
-        .await?;
+    let entities = sqlx::query_as!(
+        EntityRow,
+        r#"SELECT id, name, type AS kind, aliases, first_seen, last_seen, is_user, status AS "status: EntityStatus", merged_into FROM entities WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3) ORDER BY id"#,
+        tenant.as_str(),
+        user.as_str(),
+        &entity_ids
+    )
+    .try_map(Entity::try_from)
+    .fetch_all(&mut *conn)
+    .await?;
     Ok((entities, relations))
 }

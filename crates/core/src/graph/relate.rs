@@ -30,42 +30,38 @@ impl Writer<'_> {
         ended: Option<Uuid>,
         written: &mut Written,
     ) -> anyhow::Result<()> {
-        let same: Option<Uuid> = sqlx::query_scalar(
+        let same: Option<Uuid> = sqlx::query_scalar!(
             "SELECT id FROM relations
               WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND predicate = $3
                 AND ((subject_id = $4 AND object_id = $5) OR ($6 AND subject_id = $5 AND object_id = $4))
               LIMIT 1",
+            self.tenant.as_str(),
+            self.user.as_str(),
+            predicate.as_str(),
+            subject,
+            object,
+            predicate.symmetric()
         )
-        .bind(self.tenant.as_str())
-        .bind(self.user.as_str())
-        .bind(predicate.as_str())
-        .bind(subject)
-        .bind(object)
-        .bind(predicate.symmetric())
         .fetch_optional(&mut *conn)
         .await?;
         if let Some(id) = same {
-            sqlx::query(
-                "UPDATE relations SET updated_at = now(),
+            sqlx::query!("UPDATE relations SET updated_at = now(),
                         source_event_ids = CASE WHEN $3 = ANY(source_event_ids) THEN source_event_ids
                                                 ELSE (source_event_ids || $3)[greatest(1, cardinality(source_event_ids) + 2 - $4):] END
-                  WHERE tenant_id = $1 AND id = $2",
-            )
-            .bind(self.tenant.as_str())
-            .bind(id)
-            .bind(said.event_id)
-            .bind(MAX_SOURCES)
+                  WHERE tenant_id = $1 AND id = $2", self.tenant.as_str(), id, said.event_id, MAX_SOURCES)
             .execute(&mut *conn)
             .await?;
             written.relations_refreshed += 1;
             return Ok(());
         }
-        let names: Vec<(Uuid, String)> =
-            sqlx::query_as("SELECT id, name FROM entities WHERE tenant_id = $1 AND id = ANY($2)")
-                .bind(self.tenant.as_str())
-                .bind([subject, object])
-                .fetch_all(&mut *conn)
-                .await?;
+        let names: Vec<(Uuid, String)> = sqlx::query!(
+            "SELECT id, name FROM entities WHERE tenant_id = $1 AND id = ANY($2)",
+            self.tenant.as_str(),
+            &[subject, object][..]
+        )
+        .map(|r| (r.id, r.name))
+        .fetch_all(&mut *conn)
+        .await?;
         let name_of = |id: Uuid| names.iter().find(|(i, _)| *i == id).map(|(_, n)| n.clone()).unwrap_or_default();
         let (subject_name, object_name) = (name_of(subject), name_of(object));
         let replaced = self.replaced(conn, subject, predicate, object, &object_name, ended).await?;
@@ -100,15 +96,15 @@ impl Writer<'_> {
             .await?;
         written.relations_created += 1;
         for old in replaced {
-            let ended = sqlx::query(
+            let ended = sqlx::query!(
                 "UPDATE relations SET status = 'superseded', valid_to = $3, expired_at = now(), superseded_by = $4,
                         updated_at = now()
                   WHERE tenant_id = $1 AND id = $2 AND status = 'active'",
+                self.tenant.as_str(),
+                old,
+                said.at,
+                id
             )
-            .bind(self.tenant.as_str())
-            .bind(old)
-            .bind(said.at)
-            .bind(id)
             .execute(&mut *conn)
             .await?;
             if ended.rows_affected() == 1 {
@@ -141,17 +137,18 @@ impl Writer<'_> {
         object_name: &str,
         ended: Option<Uuid>,
     ) -> sqlx::Result<Vec<Uuid>> {
-        let rows: Vec<(Uuid, Uuid, Uuid, String, String)> = sqlx::query_as(
+        let rows: Vec<(Uuid, Uuid, Uuid, String, String)> = sqlx::query!(
             "SELECT r.id, r.subject_id, r.object_id, o.name, o.type FROM relations r
                JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id
               WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.status = 'active' AND r.predicate = $3
                 AND (r.subject_id = $4 OR r.object_id = $5)",
+            self.tenant.as_str(),
+            self.user.as_str(),
+            predicate.as_str(),
+            subject,
+            object
         )
-        .bind(self.tenant.as_str())
-        .bind(self.user.as_str())
-        .bind(predicate.as_str())
-        .bind(subject)
-        .bind(object)
+        .map(|r| (r.id, r.subject_id, r.object_id, r.name, r.r#type))
         .fetch_all(conn)
         .await?;
         let kind_of = |name: &str| technologies(name).first().map(|(key, _)| *key);
@@ -209,15 +206,16 @@ pub async fn remake_vectors(
     ids: &[Uuid],
     embedder: &engram_base::models::Embedder,
 ) -> anyhow::Result<u64> {
-    let rows: Vec<(Uuid, String, String, String, String)> = sqlx::query_as(
-        "SELECT r.id, r.fact, s.name, r.predicate, o.name FROM relations r
+    let rows: Vec<(Uuid, String, String, String, String)> = sqlx::query!(
+        "SELECT r.id, r.fact, s.name AS subject, r.predicate, o.name AS object FROM relations r
            JOIN entities s ON s.tenant_id = r.tenant_id AND s.id = r.subject_id
            JOIN entities o ON o.tenant_id = r.tenant_id AND o.id = r.object_id
           WHERE r.tenant_id = $1 AND r.user_id = $2 AND r.id = ANY($3)",
+        tenant.as_str(),
+        user.as_str(),
+        ids
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(ids)
+    .map(|r| (r.id, r.fact, r.subject, r.predicate, r.object))
     .fetch_all(&mut *conn)
     .await?;
     let (ids, texts): (Vec<Uuid>, Vec<String>) = rows

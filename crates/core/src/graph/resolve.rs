@@ -56,11 +56,11 @@ impl Writer<'_> {
     /// An active entity known by `mention`'s name or one of its aliases.
     pub async fn find(&self, conn: &mut PgConnection, mention: &Mention) -> sqlx::Result<Option<Uuid>> {
         if mention.is_user {
-            return sqlx::query_scalar(
+            return sqlx::query_scalar!(
                 "SELECT id FROM entities WHERE tenant_id = $1 AND user_id = $2 AND is_user AND status = 'active'",
+                self.tenant.as_str(),
+                self.user.as_str()
             )
-            .bind(self.tenant.as_str())
-            .bind(self.user.as_str())
             .fetch_optional(conn)
             .await;
         }
@@ -70,14 +70,14 @@ impl Writer<'_> {
         if !names.contains(&own) {
             names.push(own);
         }
-        sqlx::query_scalar(
+        sqlx::query_scalar!(
             "SELECT id FROM entities
               WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND (norm_name = ANY($3) OR aliases && $3)
               ORDER BY is_user DESC, first_seen LIMIT 1",
+            self.tenant.as_str(),
+            self.user.as_str(),
+            &names
         )
-        .bind(self.tenant.as_str())
-        .bind(self.user.as_str())
-        .bind(&names)
         .fetch_optional(conn)
         .await
     }
@@ -150,15 +150,15 @@ impl Writer<'_> {
 
     /// Seen again: `last_seen` moves on and a new spelling becomes an alias.
     async fn seen(&self, conn: &mut PgConnection, id: Uuid, spelled: &str, at: DateTime<Utc>) -> sqlx::Result<()> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE entities SET last_seen = greatest(last_seen, $3), updated_at = now(),
                     aliases = CASE WHEN $4 = norm_name OR $4 = ANY(aliases) THEN aliases ELSE aliases || $4 END
               WHERE tenant_id = $1 AND id = $2",
+            self.tenant.as_str(),
+            id,
+            at,
+            normalise(spelled)
         )
-        .bind(self.tenant.as_str())
-        .bind(id)
-        .bind(at)
-        .bind(normalise(spelled))
         .execute(conn)
         .await?;
         Ok(())
@@ -181,12 +181,14 @@ impl Writer<'_> {
     }
 
     async fn touch(&self, conn: &mut PgConnection, id: Uuid, at: DateTime<Utc>) -> sqlx::Result<()> {
-        sqlx::query("UPDATE entities SET last_seen = greatest(last_seen, $3) WHERE tenant_id = $1 AND id = $2")
-            .bind(self.tenant.as_str())
-            .bind(id)
-            .bind(at)
-            .execute(conn)
-            .await?;
+        sqlx::query!(
+            "UPDATE entities SET last_seen = greatest(last_seen, $3) WHERE tenant_id = $1 AND id = $2",
+            self.tenant.as_str(),
+            id,
+            at
+        )
+        .execute(conn)
+        .await?;
         Ok(())
     }
 
@@ -206,12 +208,14 @@ impl Writer<'_> {
         {
             merge(conn, self.tenant, self.user, other, me, &self.change).await?;
         }
-        let before: Option<(String, Vec<String>)> =
-            sqlx::query_as("SELECT name, aliases FROM entities WHERE tenant_id = $1 AND id = $2")
-                .bind(self.tenant.as_str())
-                .bind(me)
-                .fetch_optional(&mut *conn)
-                .await?;
+        let before: Option<(String, Vec<String>)> = sqlx::query!(
+            "SELECT name, aliases FROM entities WHERE tenant_id = $1 AND id = $2",
+            self.tenant.as_str(),
+            me
+        )
+        .map(|r| (r.name, r.aliases))
+        .fetch_optional(&mut *conn)
+        .await?;
         let Some((old, aliases)) = before else { return Ok(()) };
         if normalise(&old) == normalise(name) {
             return Ok(());

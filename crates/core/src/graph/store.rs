@@ -96,22 +96,22 @@ pub async fn record(
         Target::Entity(id) => (Some(id), None),
         Target::Relation(id) => (None, Some(id)),
     };
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO graph_history (tenant_id, id, user_id, entity_id, relation_id, action, before, after, reason,
                                     job_run_id, actor)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        tenant.as_str(),
+        Uuid::now_v7(),
+        user.as_str(),
+        entity,
+        relation,
+        action as _,
+        before,
+        after,
+        &change.reason,
+        change.run_id,
+        &change.actor
     )
-    .bind(tenant.as_str())
-    .bind(Uuid::now_v7())
-    .bind(user.as_str())
-    .bind(entity)
-    .bind(relation)
-    .bind(action)
-    .bind(before)
-    .bind(after)
-    .bind(&change.reason)
-    .bind(change.run_id)
-    .bind(&change.actor)
     .execute(conn)
     .await?;
     Ok(())
@@ -136,8 +136,8 @@ pub async fn purge(
     user: &UserId,
     before: DateTime<Utc>,
 ) -> sqlx::Result<i64> {
-    let (relations, entities): (i64, i64) = sqlx::query_as(
-        "WITH gone AS (
+    let (relations, entities): (i64, i64) = sqlx::query!(
+        r#"WITH gone AS (
             DELETE FROM relations WHERE tenant_id = $1 AND user_id = $2 AND status IN ('superseded', 'deleted')
                AND updated_at < $3 RETURNING id
          ), unnamed AS (
@@ -150,11 +150,12 @@ pub async fn purge(
             DELETE FROM graph_history WHERE tenant_id = $1
                AND (relation_id IN (SELECT id FROM gone) OR entity_id IN (SELECT id FROM unnamed)) RETURNING 1
          )
-         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM unnamed) + 0 * (SELECT count(*) FROM history)",
+         SELECT (SELECT count(*) FROM gone) AS "relations!", (SELECT count(*) FROM unnamed) + 0 * (SELECT count(*) FROM history) AS "entities!""#,
+        tenant.as_str(),
+        user.as_str(),
+        before
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(before)
+    .map(|r| (r.relations, r.entities))
     .fetch_one(conn)
     .await?;
     Ok(relations + entities)

@@ -40,13 +40,14 @@ pub(super) struct Column {
 
 /// The columns of the imported tables, as this database has them.
 pub(super) async fn schema(pool: &sqlx::PgPool, tables: &[&str]) -> sqlx::Result<HashMap<String, Vec<Column>>> {
-    let rows: Vec<(String, String, String, bool, bool)> = sqlx::query_as(
-        "SELECT table_name::text, column_name::text, udt_name::text, is_nullable = 'YES', column_default IS NOT NULL
+    let rows: Vec<(String, String, String, bool, bool)> = sqlx::query!(
+        r#"SELECT table_name::text AS "table_name!", column_name::text AS "column_name!", udt_name::text AS "udt_name!", is_nullable = 'YES' AS "nullable!", column_default IS NOT NULL AS "has_default!"
            FROM information_schema.columns
           WHERE table_schema = current_schema() AND table_name = ANY($1)
-          ORDER BY table_name, ordinal_position",
+          ORDER BY table_name, ordinal_position"#,
+        tables as _
     )
-    .bind(tables)
+    .map(|r| (r.table_name, r.column_name, r.udt_name, r.nullable, r.has_default))
     .fetch_all(pool)
     .await?;
     let mut schema: HashMap<String, Vec<Column>> = HashMap::new();

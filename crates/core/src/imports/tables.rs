@@ -166,15 +166,17 @@ async fn moved_watermarks(
 ) -> sqlx::Result<Vec<Map<String, Value>>> {
     let events = events.map(Vec::as_slice).unwrap_or_default();
     let ids: Vec<Uuid> = events.iter().filter_map(|e| e["id"].as_str()?.parse().ok()).collect();
-    let here: HashMap<Uuid, i64> =
-        sqlx::query_as("SELECT id, seq FROM events WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3)")
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(&ids)
-            .fetch_all(conn)
-            .await?
-            .into_iter()
-            .collect();
+    let here: HashMap<Uuid, i64> = sqlx::query!(
+        "SELECT id, seq FROM events WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3)",
+        tenant.as_str(),
+        user.as_str(),
+        &ids
+    )
+    .map(|r| (r.id, r.seq))
+    .fetch_all(conn)
+    .await?
+    .into_iter()
+    .collect();
     let mut moved = Vec::with_capacity(rows.len());
     for row in rows {
         let mut row = row.clone();
@@ -207,12 +209,7 @@ async fn drop_others_client_ids(
     if ids.is_empty() {
         return Ok(());
     }
-    let taken: Vec<String> = sqlx::query_scalar(
-        "SELECT client_event_id FROM events WHERE tenant_id = $1 AND user_id <> $2 AND client_event_id = ANY($3)",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&ids)
+    let taken: Vec<String> = sqlx::query_scalar!(r#"SELECT client_event_id AS "client_event_id!" FROM events WHERE tenant_id = $1 AND user_id <> $2 AND client_event_id = ANY($3)"#, tenant.as_str(), user.as_str(), &ids as _)
     .fetch_all(conn)
     .await?;
     for event in events {
@@ -240,18 +237,18 @@ async fn entities_already_here(
         };
         let is_user = row.get("is_user").and_then(Value::as_bool).unwrap_or(false);
         let norm_name = row.get("norm_name").and_then(Value::as_str).unwrap_or_default();
-        let theirs: Option<String> = sqlx::query_scalar(
-            "SELECT id::text FROM entities
+        let theirs: Option<String> = sqlx::query_scalar!(
+            r#"SELECT id::text AS "id!" FROM entities
               WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND id <> $3::uuid
                 AND (norm_name = $4 OR ($5 AND is_user))
                 AND NOT EXISTS (SELECT FROM entities s WHERE s.tenant_id = $1 AND s.id = $3::uuid)
-              ORDER BY is_user DESC LIMIT 1",
+              ORDER BY is_user DESC LIMIT 1"#,
+            tenant.as_str(),
+            user.as_str(),
+            id as _,
+            norm_name,
+            is_user
         )
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(id)
-        .bind(norm_name)
-        .bind(is_user)
         .fetch_optional(&mut *conn)
         .await?;
         if let Some(theirs) = theirs {

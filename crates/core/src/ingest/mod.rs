@@ -151,9 +151,7 @@ async fn lock_users(
 ) -> sqlx::Result<()> {
     let users: BTreeSet<&str> = events.iter().map(|e| e.user_id.as_str()).collect();
     for user in &users {
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))")
-            .bind(tenant.as_str())
-            .bind(user)
+        sqlx::query!("SELECT FROM pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 0))", tenant.as_str(), user)
             .execute(&mut **tx)
             .await?;
     }
@@ -189,11 +187,12 @@ async fn existing_client_ids(
     if client_ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let rows: Vec<(String, Uuid, String, String)> = sqlx::query_as(
-        "SELECT client_event_id, id, user_id, session_id FROM events WHERE tenant_id = $1 AND client_event_id = ANY($2)",
+    let rows: Vec<(String, Uuid, String, String)> = sqlx::query!(
+        r#"SELECT client_event_id AS "client_event_id!", id, user_id, session_id FROM events WHERE tenant_id = $1 AND client_event_id = ANY($2)"#,
+        tenant.as_str(),
+        &client_ids as _
     )
-    .bind(tenant.as_str())
-    .bind(&client_ids)
+    .map(|r| (r.client_event_id, r.id, r.user_id, r.session_id))
     .fetch_all(&mut **tx)
     .await?;
     Ok(rows.into_iter().map(|(client, id, user, session)| (client, Stored { id, user, session })).collect())
@@ -220,13 +219,14 @@ async fn assign_sessions(
     }
     if !unassigned.is_empty() {
         let users: Vec<&str> = unassigned.iter().map(|&i| events[i].user_id.as_str()).collect();
-        let latest: Vec<LatestSession> = sqlx::query_as(
+        let latest: Vec<LatestSession> = sqlx::query!(
             "SELECT DISTINCT ON (user_id) user_id, session_id, started_at, last_event_at, ended_at
                FROM sessions WHERE tenant_id = $1 AND user_id = ANY($2)
               ORDER BY user_id, last_event_at DESC",
+            tenant.as_str(),
+            &users as _
         )
-        .bind(tenant.as_str())
-        .bind(&users)
+        .map(|r| (r.user_id, r.session_id, r.started_at, r.last_event_at, r.ended_at))
         .fetch_all(&mut **tx)
         .await?;
         let mut open: HashMap<String, OpenSession> = latest
@@ -290,8 +290,7 @@ async fn insert_events(
     let times: Vec<DateTime<Utc>> = fresh.iter().map(|&i| events[i].created_at).collect();
     let metadata: Vec<Value> = fresh.iter().map(|&i| Value::Object(events[i].metadata.clone())).collect();
     let session_ids: Vec<&str> = sessions.iter().map(|s| s.as_str()).collect();
-    let stored: i64 = sqlx::query_scalar(
-        "WITH inserted AS (
+    let stored: i64 = sqlx::query_scalar!(r#"WITH inserted AS (
             INSERT INTO events (tenant_id, id, user_id, session_id, role, content, created_at, metadata, client_event_id)
             SELECT $1, * FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
                                      $7::timestamptz[], $8::jsonb[], $9::text[])
@@ -315,17 +314,7 @@ async fn insert_events(
                 summarized_at = NULL,
                 ended_at = NULL
          )
-         SELECT count(*) FROM inserted",
-    )
-    .bind(tenant.as_str())
-    .bind(ids)
-    .bind(&users)
-    .bind(&session_ids)
-    .bind(&roles)
-    .bind(&contents)
-    .bind(&times)
-    .bind(&metadata)
-    .bind(&client_ids)
+         SELECT count(*) AS "stored!" FROM inserted"#, tenant.as_str(), ids, &users as _, &session_ids as _, &roles as _, &contents as _, &times, &metadata, &client_ids as _)
     .fetch_one(&mut **tx)
     .await?;
     Ok(stored as usize)

@@ -13,14 +13,14 @@ pub async fn delete_archived(
     user: &UserId,
     before: DateTime<Utc>,
 ) -> sqlx::Result<i64> {
-    let deleted = sqlx::query(
+    let deleted = sqlx::query!(
         "DELETE FROM events e USING sessions s
           WHERE e.tenant_id = $1 AND e.user_id = $2 AND s.tenant_id = $1 AND s.user_id = $2
             AND s.session_id = e.session_id AND s.archived_at < $3",
+        tenant.as_str(),
+        user.as_str(),
+        before
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(before)
     .execute(conn)
     .await?
     .rows_affected();

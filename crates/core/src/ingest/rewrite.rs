@@ -33,21 +33,22 @@ pub async fn rewrite_turns(
     }
     let ids: Vec<Uuid> = rewrites.iter().map(|(id, _)| *id).collect();
     let texts: Vec<&str> = rewrites.iter().map(|(_, text)| text.as_str()).collect();
-    let changed: Vec<(Uuid, String)> = sqlx::query_as(
+    let changed: Vec<(Uuid, String)> = sqlx::query!(
         "UPDATE events e SET content = r.text, embedding = NULL, embedding_model = NULL, embedding_dims = NULL
            FROM unnest($3::uuid[], $4::text[]) AS r(id, text)
           WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.id = r.id
          RETURNING e.id, e.session_id",
+        tenant.as_str(),
+        user.as_str(),
+        &ids,
+        &texts as _
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&ids)
-    .bind(&texts)
+    .map(|r| (r.id, r.session_id))
     .fetch_all(&mut *conn)
     .await?;
     let changed_ids: Vec<Uuid> = changed.iter().map(|(id, _)| *id).collect();
     // The turn after each: its vector was made with the text that is gone.
-    let next: Vec<Uuid> = sqlx::query_scalar(
+    let next: Vec<Uuid> = sqlx::query_scalar!(
         "UPDATE events n SET embedding = NULL, embedding_model = NULL, embedding_dims = NULL
           WHERE n.tenant_id = $1 AND n.user_id = $2 AND n.id IN (
                 SELECT (SELECT x.id FROM events x
@@ -56,10 +57,10 @@ pub async fn rewrite_turns(
                          ORDER BY x.created_at, x.seq LIMIT 1)
                   FROM events e WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.id = ANY($3))
          RETURNING n.id",
+        tenant.as_str(),
+        user.as_str(),
+        &changed_ids
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&changed_ids)
     .fetch_all(&mut *conn)
     .await?;
     let sessions: Vec<String> = changed.into_iter().map(|(_, session)| session).collect();
@@ -79,17 +80,17 @@ pub async fn next_turns(
     user: &UserId,
     ids: &[Uuid],
 ) -> sqlx::Result<Vec<Uuid>> {
-    sqlx::query_scalar(
-        "SELECT n.id FROM events e
+    sqlx::query_scalar!(
+        r#"SELECT n.id AS "id!" FROM events e
            JOIN LATERAL (SELECT x.id FROM events x
                           WHERE x.tenant_id = e.tenant_id AND x.user_id = e.user_id AND x.session_id = e.session_id
                             AND (x.created_at, x.seq) > (e.created_at, e.seq)
                           ORDER BY x.created_at, x.seq LIMIT 1) n ON true
-          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.id = ANY($3)",
+          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.id = ANY($3)"#,
+        tenant.as_str(),
+        user.as_str(),
+        ids
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(ids)
     .fetch_all(conn)
     .await
 }

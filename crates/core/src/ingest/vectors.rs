@@ -92,12 +92,17 @@ pub async fn embed(
     tenant: &TenantId,
     ids: &[Uuid],
 ) -> anyhow::Result<usize> {
-    let sql = format!(
-        "SELECT id, {} FROM events WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NULL ORDER BY seq",
-        window_text_sql()
-    );
-    let rows: Vec<(Uuid, String)> =
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(ids).fetch_all(&mut *conn).await?;
+    let rows: Vec<(Uuid, String)> = sqlx::query!(
+        r#"SELECT id, coalesce((SELECT right(p.content, 500) || E'\n' FROM events p
+                WHERE p.tenant_id = events.tenant_id AND p.user_id = events.user_id
+                  AND p.session_id = events.session_id AND (p.created_at, p.seq) < (events.created_at, events.seq)
+                ORDER BY p.created_at DESC, p.seq DESC LIMIT 1), '') || events.content AS "text!" FROM events WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NULL ORDER BY seq"#,
+        tenant.as_str(),
+        ids
+    )
+    .map(|r| (r.id, r.text))
+    .fetch_all(&mut *conn)
+    .await?;
     if rows.is_empty() {
         return Ok(0);
     }
@@ -105,16 +110,16 @@ pub async fn embed(
     let vectors = embedder.embed(&texts).await?;
     let ids: Vec<Uuid> = rows.iter().map(|(id, _)| *id).collect();
     let vectors: Vec<pgvector::Vector> = vectors.iter().map(|v| v.to_pgvector()).collect();
-    let written = sqlx::query(
+    let written = sqlx::query!(
         "UPDATE events e SET embedding = v.embedding::halfvec, embedding_model = $4, embedding_dims = $5
            FROM unnest($2::uuid[], $3::vector[]) AS v(id, embedding)
           WHERE e.tenant_id = $1 AND e.id = v.id AND e.embedding IS NULL",
+        tenant.as_str(),
+        &ids,
+        &vectors as _,
+        embedder.model(),
+        embedder.dims() as i16
     )
-    .bind(tenant.as_str())
-    .bind(&ids)
-    .bind(&vectors)
-    .bind(embedder.model())
-    .bind(embedder.dims() as i16)
     .execute(&mut *conn)
     .await?;
     Ok(written.rows_affected() as usize)
@@ -127,12 +132,12 @@ pub async fn backlog(
     user: &str,
     limit: i64,
 ) -> sqlx::Result<Vec<Uuid>> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT id FROM events WHERE tenant_id = $1 AND user_id = $2 AND embedding IS NULL ORDER BY seq LIMIT $3",
+        tenant.as_str(),
+        user,
+        limit
     )
-    .bind(tenant.as_str())
-    .bind(user)
-    .bind(limit)
     .fetch_all(conn)
     .await
 }
@@ -143,17 +148,18 @@ pub async fn waiting_users(
     tenant: Option<&str>,
     user: Option<&str>,
 ) -> sqlx::Result<Vec<(TenantId, UserId)>> {
-    sqlx::query_as(
-        "SELECT DISTINCT tenant_id, user_id FROM events
-          WHERE embedding IS NULL AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+    sqlx::query!(
+        r#"SELECT DISTINCT tenant_id AS "tenant_id!: TenantId", user_id AS "user_id!: UserId" FROM events
+          WHERE embedding IS NULL AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)"#,
+        tenant,
+        user
     )
-    .bind(tenant)
-    .bind(user)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }
 
 /// Events waiting for a vector, over every tenant (the backlog gauge).
 pub async fn backlog_size(pool: &PgPool) -> sqlx::Result<i64> {
-    sqlx::query_scalar("SELECT count(*) FROM events WHERE embedding IS NULL").fetch_one(pool).await
+    sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM events WHERE embedding IS NULL"#).fetch_one(pool).await
 }

@@ -14,16 +14,11 @@ use engram_base::domain::{TenantId, UserId};
 /// Locks the user's checkpoint of `job` for this transaction, creating it if need be;
 /// false when another run holds it.
 pub async fn lock(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, job: &str) -> sqlx::Result<bool> {
-    sqlx::query_scalar(
-        "WITH fresh AS (
+    sqlx::query_scalar!(r#"WITH fresh AS (
             INSERT INTO job_checkpoints (tenant_id, user_id, job) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1
          )
          SELECT EXISTS (SELECT FROM fresh)
-             OR EXISTS (SELECT FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3 FOR UPDATE SKIP LOCKED)",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(job)
+             OR EXISTS (SELECT FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3 FOR UPDATE SKIP LOCKED) AS "locked!""#, tenant.as_str(), user.as_str(), job)
     .fetch_one(conn)
     .await
 }
@@ -36,14 +31,14 @@ pub async fn done(
     job: &str,
     pass: Uuid,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE job_checkpoints SET pass_id = $4, done_at = now(), failures = 0, retry_after = NULL, last_error = NULL
           WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
+        tenant.as_str(),
+        user.as_str(),
+        job,
+        pass
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(job)
-    .bind(pass)
     .execute(conn)
     .await?;
     Ok(())
@@ -51,12 +46,7 @@ pub async fn done(
 
 /// The `seq` of the last event of the user's that `job` has read (its watermark), 0 before the first.
 pub async fn last_seq(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, job: &str) -> sqlx::Result<i64> {
-    let seq: Option<i64> = sqlx::query_scalar(
-        "SELECT coalesce((state ->> 'seq')::bigint, 0) FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(job)
+    let seq: Option<i64> = sqlx::query_scalar!(r#"SELECT coalesce((state ->> 'seq')::bigint, 0) AS "seq!" FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3"#, tenant.as_str(), user.as_str(), job)
     .fetch_optional(conn)
     .await?;
     Ok(seq.unwrap_or(0))
@@ -70,14 +60,8 @@ pub async fn set_last_seq(
     job: &str,
     seq: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO job_checkpoints (tenant_id, user_id, job, state) VALUES ($1, $2, $3, jsonb_build_object('seq', $4::bigint))
-         ON CONFLICT (tenant_id, job, user_id) DO UPDATE SET state = job_checkpoints.state || jsonb_build_object('seq', $4::bigint)",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(job)
-    .bind(seq)
+    sqlx::query!("INSERT INTO job_checkpoints (tenant_id, user_id, job, state) VALUES ($1, $2, $3, jsonb_build_object('seq', $4::bigint))
+         ON CONFLICT (tenant_id, job, user_id) DO UPDATE SET state = job_checkpoints.state || jsonb_build_object('seq', $4::bigint)", tenant.as_str(), user.as_str(), job, seq)
     .execute(conn)
     .await?;
     Ok(())
@@ -86,12 +70,14 @@ pub async fn set_last_seq(
 /// Forgets earlier failures of a unit (and their backoff), for jobs that keep no
 /// checkpoints of their own.
 pub async fn clear(pool: &PgPool, tenant: &TenantId, user: &UserId, job: &str) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3")
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(job)
-        .execute(pool)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
+        tenant.as_str(),
+        user.as_str(),
+        job
+    )
+    .execute(pool)
+    .await?;
     Ok(())
 }
 
@@ -105,17 +91,18 @@ pub async fn pending(
     pass: Uuid,
 ) -> sqlx::Result<(Vec<Candidate>, i64)> {
     let (tenants, users): (Vec<&str>, Vec<&str>) = candidates.iter().map(|(t, u)| (t.as_str(), u.as_str())).unzip();
-    let rows: Vec<(TenantId, UserId, bool)> = sqlx::query_as(
-        "SELECT c.t, c.u, coalesce(k.retry_after > now(), false)
+    let rows: Vec<(TenantId, UserId, bool)> = sqlx::query!(
+        r#"SELECT c.t AS "t!: TenantId", c.u AS "u!: UserId", coalesce(k.retry_after > now(), false) AS "waiting!"
            FROM unnest($1::text[], $2::text[]) AS c(t, u)
            LEFT JOIN job_checkpoints k ON k.tenant_id = c.t AND k.job = $3 AND k.user_id = c.u
           WHERE k.pass_id IS DISTINCT FROM $4
-          ORDER BY k.done_at NULLS FIRST, c.t, c.u",
+          ORDER BY k.done_at NULLS FIRST, c.t, c.u"#,
+        &tenants as _,
+        &users as _,
+        job,
+        pass
     )
-    .bind(&tenants)
-    .bind(&users)
-    .bind(job)
-    .bind(pass)
+    .map(|r| (r.t, r.u, r.waiting))
     .fetch_all(pool)
     .await?;
     let deferred = rows.iter().filter(|(_, _, waiting)| *waiting).count() as i64;
@@ -137,18 +124,18 @@ pub async fn record_failure(
     if !users::exists(&mut tx, tenant, user.as_str()).await? {
         return Ok(());
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO job_checkpoints (tenant_id, user_id, job, failures, retry_after, last_error)
          VALUES ($1, $2, $3, 1, now() + interval '1 minute', $4)
          ON CONFLICT (tenant_id, job, user_id) DO UPDATE
             SET failures = job_checkpoints.failures + 1,
                 retry_after = now() + least(interval '1 minute' * power(2, job_checkpoints.failures), interval '1 day'),
                 last_error = $4",
+        tenant.as_str(),
+        user.as_str(),
+        job,
+        error
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(job)
-    .bind(error)
     .execute(&mut *tx)
     .await?;
     tx.commit().await
@@ -156,13 +143,14 @@ pub async fn record_failure(
 
 /// A job's own state for the user (`{}` before the first), beside its watermark.
 pub async fn state(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, job: &str) -> sqlx::Result<Value> {
-    let state: Option<Value> =
-        sqlx::query_scalar("SELECT state FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3")
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(job)
-            .fetch_optional(conn)
-            .await?;
+    let state: Option<Value> = sqlx::query_scalar!(
+        "SELECT state FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = $3",
+        tenant.as_str(),
+        user.as_str(),
+        job
+    )
+    .fetch_optional(conn)
+    .await?;
     Ok(state.unwrap_or_else(|| Value::Object(Default::default())))
 }
 
@@ -174,14 +162,14 @@ pub async fn set_state(
     job: &str,
     fields: &Value,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO job_checkpoints (tenant_id, user_id, job, state) VALUES ($1, $2, $3, jsonb_strip_nulls($4))
          ON CONFLICT (tenant_id, job, user_id) DO UPDATE SET state = jsonb_strip_nulls(job_checkpoints.state || $4)",
+        tenant.as_str(),
+        user.as_str(),
+        job,
+        fields
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(job)
-    .bind(fields)
     .execute(conn)
     .await?;
     Ok(())

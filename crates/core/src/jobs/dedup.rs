@@ -22,6 +22,7 @@ use uuid::Uuid;
 use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::memories::lifecycle;
+use engram_base::domain::{TenantId, UserId};
 use engram_base::models::answers::{kept_share, says_nothing};
 use engram_base::models::{ModelError, TokenBudget};
 use engram_language::facts::technologies;
@@ -47,8 +48,8 @@ impl Default for DedupParams {
 /// in server time) since their last dedup.
 pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
-        "SELECT DISTINCT h.tenant_id, h.user_id FROM memory_history h
+    sqlx::query!(
+        r#"SELECT DISTINCT h.tenant_id AS "tenant_id!: TenantId", h.user_id AS "user_id!: UserId" FROM memory_history h
            LEFT JOIN job_checkpoints k ON k.tenant_id = h.tenant_id AND k.job = 'dedup' AND k.user_id = h.user_id
           WHERE h.action IN ('created', 'updated', 'restored', 'insight') AND h.created_at > coalesce(k.done_at, '-infinity')
             AND ($1::text IS NULL OR h.tenant_id = $1) AND ($2::text IS NULL OR h.user_id = $2)
@@ -56,10 +57,11 @@ pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candid
          SELECT DISTINCT e.tenant_id, e.user_id FROM entities e
            LEFT JOIN job_checkpoints k ON k.tenant_id = e.tenant_id AND k.job = 'dedup' AND k.user_id = e.user_id
           WHERE e.status = 'active' AND e.created_at > coalesce(k.done_at, '-infinity')
-            AND ($1::text IS NULL OR e.tenant_id = $1) AND ($2::text IS NULL OR e.user_id = $2)",
+            AND ($1::text IS NULL OR e.tenant_id = $1) AND ($2::text IS NULL OR e.user_id = $2)"#,
+        tenant,
+        user
     )
-    .bind(tenant)
-    .bind(user)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }
@@ -80,7 +82,8 @@ pub async fn run_unit(
     models: &Models,
 ) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
-    let changed: Vec<Row> = sqlx::query_as(
+    let changed: Vec<Row> = sqlx::query_as!(
+        Row,
         "SELECT m.id, m.category, m.key, m.content, m.created_at FROM memories m
           WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.status = 'active' AND m.embedding IS NOT NULL
             AND EXISTS (SELECT 1 FROM memory_history h
@@ -88,9 +91,9 @@ pub async fn run_unit(
                          WHERE h.tenant_id = m.tenant_id AND h.memory_id = m.id
                            AND h.action IN ('created', 'updated', 'restored', 'insight') AND h.created_at > coalesce(k.done_at, '-infinity'))
           ORDER BY m.created_at, m.id",
+        unit.tenant.as_str(),
+        unit.user.as_str()
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
     .fetch_all(&mut *conn)
     .await?;
     sqlx::raw_sql("SET LOCAL hnsw.iterative_scan = relaxed_order").execute(&mut *conn).await?;
@@ -146,11 +149,11 @@ pub async fn run_unit(
         }
     }
     counts.add("llm_tokens", budget.used() as i64);
-    let since: Option<DateTime<Utc>> = sqlx::query_scalar(
+    let since: Option<DateTime<Utc>> = sqlx::query_scalar!(
         "SELECT done_at FROM job_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND job = 'dedup'",
+        unit.tenant.as_str(),
+        unit.user.as_str()
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
     .fetch_optional(&mut *conn)
     .await?
     .flatten();

@@ -11,6 +11,7 @@ use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::memories::decay::DecayParams;
 use crate::memories::lifecycle::{self, Eviction};
+use engram_base::domain::{TenantId, UserId};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -41,12 +42,13 @@ impl Default for EvictParams {
 /// Users with active memories.
 pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
-        "SELECT DISTINCT tenant_id, user_id FROM memories
-          WHERE status = 'active' AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+    sqlx::query!(
+        r#"SELECT DISTINCT tenant_id AS "tenant_id!: TenantId", user_id AS "user_id!: UserId" FROM memories
+          WHERE status = 'active' AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)"#,
+        tenant,
+        user
     )
-    .bind(tenant)
-    .bind(user)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }
@@ -54,8 +56,8 @@ pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candid
 pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit<'_>) -> anyhow::Result<Counts> {
     // Victims: lowest scores first, at most the run's removal cap of the user's active memories.
     // The user's access rows are read as one index range and hashed, not probed per memory.
-    let victims: Vec<(uuid::Uuid, f64, i64, bool, i64)> = sqlx::query_as(
-        "WITH scored AS (
+    let victims: Vec<(uuid::Uuid, f64, i64, bool, i64)> = sqlx::query!(
+        r#"WITH scored AS (
             SELECT m.id, m.category, m.pinned, m.created_at,
                    engram_decay(m.importance, coalesce(a.last_accessed_at, m.created_at), coalesce(a.access_count, 0),
                                 coalesce(($3::jsonb ->> m.category)::float8, $4), $5) AS score
@@ -70,19 +72,20 @@ pub async fn run_unit(conn: &mut PgConnection, params: &EvictParams, unit: &Unit
              WHERE NOT pinned AND category <> ALL($8) AND created_at <= $5 - make_interval(secs => $9 * 86400)
                AND (score < $6 OR rank > $7)
          )
-         SELECT id, score, rank, below_min, (SELECT count(*) FROM eligible) FROM eligible ORDER BY score, id
-          LIMIT (SELECT greatest(floor(count(*) * $10), 1)::bigint FROM scored)",
+         SELECT id AS "id!", score AS "score!", rank AS "rank!", below_min AS "below_min!", (SELECT count(*) FROM eligible) AS "eligible!" FROM eligible ORDER BY score, id
+          LIMIT (SELECT greatest(floor(count(*) * $10), 1)::bigint FROM scored)"#,
+        unit.tenant.as_str(),
+        unit.user.as_str(),
+        params.decay.lambdas_json(),
+        params.decay.default_lambda,
+        unit.now,
+        params.min_score,
+        params.max_per_user,
+        &params.protected_categories,
+        params.min_age_days as _,
+        unit.budget.max_removed_fraction as _
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(params.decay.lambdas_json())
-    .bind(params.decay.default_lambda)
-    .bind(unit.now)
-    .bind(params.min_score)
-    .bind(params.max_per_user)
-    .bind(&params.protected_categories)
-    .bind(params.min_age_days)
-    .bind(unit.budget.max_removed_fraction)
+    .map(|r| (r.id, r.score, r.rank, r.below_min, r.eligible))
     .fetch_all(&mut *conn)
     .await?;
     let eligible = victims.first().map_or(0, |v| v.4);

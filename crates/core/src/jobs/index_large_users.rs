@@ -21,6 +21,7 @@ use super::job::{BoxFuture, Candidate, Job, OutsideTransaction, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::user_indexes::{self, Indexed};
 use crate::users;
+use engram_base::domain::{TenantId, UserId};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -70,19 +71,20 @@ impl IndexParams {
 /// Users large enough for an index, and users who have one.
 pub async fn candidates(pool: &PgPool, params: &IndexParams, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    let mut users: Vec<Candidate> = sqlx::query_as(
-        "SELECT tenant_id, user_id FROM memories
+    let mut users: Vec<Candidate> = sqlx::query!(
+        r#"SELECT tenant_id AS "tenant_id!: TenantId", user_id AS "user_id!: UserId" FROM memories
           WHERE status = 'active' AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
           GROUP BY tenant_id, user_id HAVING count(*) >= $3
          UNION
          SELECT tenant_id, user_id FROM events
           WHERE embedding_dims IS NOT NULL AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
-          GROUP BY tenant_id, user_id HAVING count(*) >= $4",
+          GROUP BY tenant_id, user_id HAVING count(*) >= $4"#,
+        tenant,
+        user,
+        params.min_memories,
+        params.min_events
     )
-    .bind(tenant)
-    .bind(user)
-    .bind(params.min_memories)
-    .bind(params.min_events)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await?;
     users.extend(user_indexes::owners(pool, tenant, user).await?);
@@ -138,8 +140,7 @@ async fn one_table(
     counts: &mut Counts,
 ) -> anyhow::Result<bool> {
     let (tenant, user) = (unit.tenant.as_str(), unit.user.as_str());
-    let rows: i64 =
-        sqlx::query_scalar(table.count_sql()).bind(tenant).bind(user).bind(dims as i32).fetch_one(&mut *conn).await?;
+    let rows = table.count_rows(&mut *conn, tenant, user, dims as i32).await?;
     let min_rows = params.min_rows(table);
     let build = match user_indexes::own_index(&mut *conn, table, tenant, user, dims).await? {
         Some((name, _)) if rows < min_rows / 2 => {
@@ -183,16 +184,9 @@ async fn one_table(
     }
     user_indexes::register(&mut tx, table, tenant, user, dims, &name, rows).await?;
     tx.commit().await?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET maintenance_work_mem = '{}MB'", params.build_memory_mb)))
-        .execute(&mut *conn)
-        .await?;
-    let ddl: String = sqlx::query_scalar(table.ddl_sql())
-        .bind(&name)
-        .bind(dims as i32)
-        .bind(tenant)
-        .bind(user)
-        .fetch_one(&mut *conn)
-        .await?;
+    let memory = format!("{}MB", params.build_memory_mb);
+    sqlx::query!("SELECT FROM set_config('maintenance_work_mem', $1, false)", memory).execute(&mut *conn).await?;
+    let ddl = table.ddl(&mut *conn, &name, dims as i32, tenant, user).await?;
     sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut *conn).await?;
     // The build cannot hold the life lock (it waits for older transactions, and a
     // deletion waiting for that lock would be one): a user forgotten during the

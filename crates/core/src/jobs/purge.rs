@@ -13,6 +13,7 @@ use super::runs;
 use super::{Counts, Models, Scope};
 use crate::ingest;
 use crate::memories::lifecycle;
+use engram_base::domain::{TenantId, UserId};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -58,8 +59,8 @@ pub async fn candidates(
 ) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
     let (removed, superseded, events) = params.cutoffs(now);
-    sqlx::query_as(
-        "SELECT tenant_id, user_id FROM memories
+    sqlx::query!(
+        r#"SELECT tenant_id AS "tenant_id!: TenantId", user_id AS "user_id!: UserId" FROM memories
           WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
             AND ((status IN ('evicted', 'merged', 'deleted') AND updated_at < $3)
                  OR (status = 'superseded' AND updated_at < $4))
@@ -69,13 +70,14 @@ pub async fn candidates(
             AND status IN ('superseded', 'deleted') AND updated_at < $4
          UNION
          SELECT tenant_id, user_id FROM sessions
-          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2) AND archived_at < $5",
+          WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2) AND archived_at < $5"#,
+        tenant,
+        user,
+        removed,
+        superseded,
+        events
     )
-    .bind(tenant)
-    .bind(user)
-    .bind(removed)
-    .bind(superseded)
-    .bind(events)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }

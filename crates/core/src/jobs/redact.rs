@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope, checkpoints, summarize_periods, summarize_sessions};
+use engram_base::domain::{TenantId, UserId};
 use engram_base::stored_texts::{Row, TextColumns};
 use engram_language::secrets::{redact_found, redact_json_found};
 
@@ -195,8 +196,8 @@ async fn remake_vectors(
 /// Users with sessions or memories whose checkpoint does not hold the current rules' fingerprint.
 async fn candidates(pool: &PgPool, scope: &Scope, fingerprint: &str) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
-        "SELECT u.tenant_id, u.user_id FROM (
+    sqlx::query!(
+        r#"SELECT u.tenant_id AS "tenant_id!: TenantId", u.user_id AS "user_id!: UserId" FROM (
                 SELECT DISTINCT tenant_id, user_id FROM sessions
                  WHERE ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
                 UNION
@@ -205,12 +206,13 @@ async fn candidates(pool: &PgPool, scope: &Scope, fingerprint: &str) -> sqlx::Re
           WHERE NOT EXISTS (SELECT FROM job_checkpoints k
                              WHERE k.tenant_id = u.tenant_id AND k.user_id = u.user_id AND k.job = $4
                                AND k.state ->> 'rules' = $3)
-          ORDER BY 1, 2",
+          ORDER BY 1, 2"#,
+        tenant,
+        user,
+        fingerprint,
+        JOB
     )
-    .bind(tenant)
-    .bind(user)
-    .bind(fingerprint)
-    .bind(JOB)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }

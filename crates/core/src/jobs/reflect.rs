@@ -17,6 +17,7 @@ use uuid::Uuid;
 use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::memories::{self, NewMemory, lifecycle};
+use engram_base::domain::{TenantId, UserId};
 use engram_base::models::TokenBudget;
 use engram_language::facts::{Category, technologies};
 use engram_language::secrets::sensitive_kinds;
@@ -41,18 +42,19 @@ impl Default for ReflectParams {
 /// Users whose new memories since their last reflection reach the threshold.
 pub async fn candidates(pool: &PgPool, params: &ReflectParams, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
-        "SELECT m.tenant_id, m.user_id FROM memories m
+    sqlx::query!(
+        r#"SELECT m.tenant_id AS "tenant_id!: TenantId", m.user_id AS "user_id!: UserId" FROM memories m
            JOIN memory_history h ON h.tenant_id = m.tenant_id AND h.memory_id = m.id AND h.action = 'created'
            LEFT JOIN job_checkpoints k ON k.tenant_id = m.tenant_id AND k.job = 'reflect' AND k.user_id = m.user_id
           WHERE m.status = 'active' AND m.kind = 'fact' AND h.created_at > coalesce(k.done_at, '-infinity')
             AND ($1::text IS NULL OR m.tenant_id = $1) AND ($2::text IS NULL OR m.user_id = $2)
           GROUP BY m.tenant_id, m.user_id
-         HAVING sum(m.importance) >= $3",
+         HAVING sum(m.importance) >= $3"#,
+        tenant,
+        user,
+        params.importance_threshold as _
     )
-    .bind(tenant)
-    .bind(user)
-    .bind(params.importance_threshold)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }
@@ -73,14 +75,15 @@ pub async fn run_unit(
     models: &Models,
 ) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
-    let recent: Vec<Recent> = sqlx::query_as(
+    let recent: Vec<Recent> = sqlx::query_as!(
+        Recent,
         "SELECT id, category, key, content, valid_from FROM memories
           WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND NOT pinned
           ORDER BY valid_from DESC, id DESC LIMIT $3",
+        unit.tenant.as_str(),
+        unit.user.as_str(),
+        params.max_memories
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(params.max_memories)
     .fetch_all(&mut *conn)
     .await?;
     let mut superseded: HashSet<Uuid> = HashSet::new();
@@ -208,12 +211,13 @@ async fn with_llm(
         .await?;
         counts.add("insights", 1);
     }
-    let active: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'")
-            .bind(unit.tenant.as_str())
-            .bind(unit.user.as_str())
-            .fetch_one(&mut *conn)
-            .await?;
+    let active: i64 = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "active!" FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'"#,
+        unit.tenant.as_str(),
+        unit.user.as_str()
+    )
+    .fetch_one(&mut *conn)
+    .await?;
     let mut allowance = ((active as f64 * unit.budget.max_removed_fraction).floor() as i64).max(1);
     for cleanup in answer.cleanup {
         let Some(id) = known(&cleanup.id).filter(|id| !touched.contains(id)) else {

@@ -53,9 +53,6 @@ impl Run {
     }
 }
 
-const RUN_COLUMNS: &str = "id, job, tenant_id, user_id, trigger, status, dry_run, counts, error, stop_reason, worker_id, \
-                           tick_at, as_of, pass_id, created_at, started_at, finished_at, heartbeat_at";
-
 /// A request for a run.
 #[derive(Debug, Clone)]
 pub struct NewRun<'a> {
@@ -87,9 +84,7 @@ pub enum Enqueued {
 /// lock, so two replicas cannot both pass the check.
 pub async fn enqueue(pool: &PgPool, run: NewRun<'_>) -> sqlx::Result<Enqueued> {
     let mut tx = pool.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-        .bind(ENQUEUE_LOCK)
-        .bind(run.job)
+    sqlx::query!("SELECT FROM pg_advisory_xact_lock($1, hashtext($2))", ENQUEUE_LOCK, run.job)
         .execute(&mut *tx)
         .await?;
     if run.trigger == Trigger::Schedule && is_paused(&mut tx, run.job).await? {
@@ -97,44 +92,43 @@ pub async fn enqueue(pool: &PgPool, run: NewRun<'_>) -> sqlx::Result<Enqueued> {
     }
     // A run recorded as running while nobody holds the job's run lock died with its
     // worker; it must not block new runs.
-    let idle: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1, hashtext($2))")
-        .bind(RUN_LOCK)
-        .bind(run.job)
-        .fetch_one(&mut *tx)
-        .await?;
+    let idle =
+        sqlx::query_scalar!(r#"SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS "idle!""#, RUN_LOCK, run.job)
+            .fetch_one(&mut *tx)
+            .await?;
     if idle {
         abandon_dead_runs(&mut tx, run.job).await?;
     }
     let (tenant, user) = run.scope.columns();
-    let overlapping: Option<Uuid> = sqlx::query_scalar(
+    let overlapping = sqlx::query_scalar!(
         "SELECT id FROM job_runs
           WHERE job = $1 AND status IN ('queued', 'running')
             AND tenant_id IS NOT DISTINCT FROM $2::text
             AND (user_id IS NULL OR $3::text IS NULL OR user_id = $3)
           ORDER BY created_at LIMIT 1",
+        run.job,
+        tenant,
+        user,
     )
-    .bind(run.job)
-    .bind(tenant)
-    .bind(user)
     .fetch_optional(&mut *tx)
     .await?;
     if let Some(id) = overlapping {
         return Ok(Enqueued::Overlaps(id));
     }
     let id = Uuid::now_v7();
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO job_runs (id, tenant_id, user_id, job, trigger, status, dry_run, as_of, tick_at)
          VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)
          ON CONFLICT (job, tick_at) WHERE tick_at IS NOT NULL DO NOTHING",
+        id,
+        tenant,
+        user,
+        run.job,
+        run.trigger.as_str(),
+        run.dry_run,
+        run.as_of,
+        run.tick_at,
     )
-    .bind(id)
-    .bind(tenant)
-    .bind(user)
-    .bind(run.job)
-    .bind(run.trigger.as_str())
-    .bind(run.dry_run)
-    .bind(run.as_of)
-    .bind(run.tick_at)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -145,9 +139,7 @@ pub async fn enqueue(pool: &PgPool, run: NewRun<'_>) -> sqlx::Result<Enqueued> {
 /// While it is held no other process runs this job, so any run still marked running
 /// belongs to a worker that died: those are marked abandoned here.
 pub async fn try_lock_job(conn: &mut PgConnection, job: &str) -> sqlx::Result<bool> {
-    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1, hashtext($2))")
-        .bind(RUN_LOCK)
-        .bind(job)
+    let locked = sqlx::query_scalar!(r#"SELECT pg_try_advisory_lock($1, hashtext($2)) AS "locked!""#, RUN_LOCK, job)
         .fetch_one(&mut *conn)
         .await?;
     if locked {
@@ -159,12 +151,12 @@ pub async fn try_lock_job(conn: &mut PgConnection, job: &str) -> sqlx::Result<bo
 /// Marks runs of `job` still recorded as running abandoned. Only call while holding the
 /// job's run lock: then no live worker is running it.
 async fn abandon_dead_runs(conn: &mut PgConnection, job: &str) -> sqlx::Result<()> {
-    let abandoned = sqlx::query(
+    let abandoned = sqlx::query!(
         "UPDATE job_runs SET status = 'abandoned', finished_at = now(),
                 error = 'the worker running it stopped (its lock was released without an end record)'
           WHERE job = $1 AND status = 'running'",
+        job,
     )
-    .bind(job)
     .execute(conn)
     .await?;
     if abandoned.rows_affected() > 0 {
@@ -174,7 +166,7 @@ async fn abandon_dead_runs(conn: &mut PgConnection, job: &str) -> sqlx::Result<(
 }
 
 pub async fn unlock_job(conn: &mut PgConnection, job: &str) -> sqlx::Result<()> {
-    sqlx::query("SELECT pg_advisory_unlock($1, hashtext($2))").bind(RUN_LOCK).bind(job).execute(conn).await?;
+    sqlx::query!("SELECT FROM pg_advisory_unlock($1, hashtext($2))", RUN_LOCK, job).execute(conn).await?;
     Ok(())
 }
 
@@ -182,8 +174,9 @@ pub async fn unlock_job(conn: &mut PgConnection, job: &str) -> sqlx::Result<()> 
 /// that repeats the scope of an abandoned or cancelled one continues its pass, so units
 /// that run finished are not done again. Call with the job's run lock held.
 pub async fn claim(conn: &mut PgConnection, job: &str, only: Option<Uuid>, worker: &str) -> sqlx::Result<Option<Run>> {
-    let sql = format!(
-        "WITH next AS (
+    sqlx::query_as!(
+        Run,
+        r#"WITH next AS (
             SELECT id, tenant_id, user_id, dry_run FROM job_runs
              WHERE job = $1 AND status = 'queued' AND ($2::uuid IS NULL OR id = $2)
              ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED
@@ -197,18 +190,25 @@ pub async fn claim(conn: &mut PgConnection, job: &str, only: Option<Uuid>, worke
             SET status = 'running', worker_id = $3, started_at = now(), heartbeat_at = now(),
                 pass_id = coalesce((SELECT pass_id FROM previous WHERE status IN ('abandoned', 'cancelled')), r.id)
            FROM next WHERE r.id = next.id
-         RETURNING {}",
-        RUN_COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ")
-    );
-    sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(job).bind(only).bind(worker).fetch_optional(conn).await
+         RETURNING r.id, r.job, r.tenant_id, r.user_id, r.trigger AS "trigger: Trigger", r.status AS "status: RunStatus", r.dry_run, r.counts,
+                r.error, r.stop_reason AS "stop_reason: StopReason", r.worker_id, r.tick_at, r.as_of, r.pass_id, r.created_at,
+                r.started_at, r.finished_at, r.heartbeat_at"#,
+        job,
+        only,
+        worker,
+    )
+    .fetch_optional(conn)
+    .await
 }
 
 pub async fn heartbeat(pool: &PgPool, id: Uuid, counts: &Value) -> sqlx::Result<()> {
-    sqlx::query("UPDATE job_runs SET heartbeat_at = now(), counts = $2 WHERE id = $1 AND status = 'running'")
-        .bind(id)
-        .bind(counts)
-        .execute(pool)
-        .await?;
+    sqlx::query!(
+        "UPDATE job_runs SET heartbeat_at = now(), counts = $2 WHERE id = $1 AND status = 'running'",
+        id,
+        counts
+    )
+    .execute(pool)
+    .await?;
     Ok(())
 }
 
@@ -220,31 +220,40 @@ pub async fn finish(
     error: Option<&str>,
     stop_reason: Option<StopReason>,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE job_runs SET status = $2, counts = $3, error = $4, stop_reason = $5, finished_at = now(), heartbeat_at = now()
           WHERE id = $1",
+        id,
+        status as _,
+        counts,
+        error,
+        stop_reason as _,
     )
-    .bind(id)
-    .bind(status)
-    .bind(counts)
-    .bind(error)
-    .bind(stop_reason)
     .execute(pool)
     .await?;
     Ok(())
 }
 
 pub async fn get(pool: &PgPool, id: Uuid) -> sqlx::Result<Option<Run>> {
-    let sql = format!("SELECT {RUN_COLUMNS} FROM job_runs WHERE id = $1");
-    sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await
+    sqlx::query_as!(Run, r#"SELECT id, job, tenant_id, user_id, trigger AS "trigger: Trigger", status AS "status: RunStatus", dry_run, counts,
+                error, stop_reason AS "stop_reason: StopReason", worker_id, tick_at, as_of, pass_id, created_at,
+                started_at, finished_at, heartbeat_at FROM job_runs WHERE id = $1"#, id)
+        .fetch_optional(pool)
+        .await
 }
 
 /// The most recent run of each job, by job name: of `tenant`'s runs, or of all.
 pub async fn latest(pool: &PgPool, tenant: Option<&TenantId>) -> sqlx::Result<Vec<Run>> {
-    let sql = format!(
-        "SELECT DISTINCT ON (job) {RUN_COLUMNS} FROM job_runs WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY job, created_at DESC"
-    );
-    sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(tenant.map(TenantId::as_str)).fetch_all(pool).await
+    sqlx::query_as!(
+        Run,
+        r#"SELECT DISTINCT ON (job) id, job, tenant_id, user_id, trigger AS "trigger: Trigger", status AS "status: RunStatus", dry_run, counts,
+                error, stop_reason AS "stop_reason: StopReason", worker_id, tick_at, as_of, pass_id, created_at,
+                started_at, finished_at, heartbeat_at
+             FROM job_runs WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY job, created_at DESC"#,
+        tenant.map(TenantId::as_str),
+    )
+    .fetch_all(pool)
+    .await
 }
 
 /// The runs of `job`, newest first, of `tenant`'s runs or of all: `limit` of them, those
@@ -256,52 +265,53 @@ pub async fn of_job(
     before: Option<Uuid>,
     limit: i64,
 ) -> sqlx::Result<Vec<Run>> {
-    let sql = format!(
-        "SELECT {RUN_COLUMNS} FROM job_runs
+    sqlx::query_as!(
+        Run,
+        r#"SELECT id, job, tenant_id, user_id, trigger AS "trigger: Trigger", status AS "status: RunStatus", dry_run, counts,
+                error, stop_reason AS "stop_reason: StopReason", worker_id, tick_at, as_of, pass_id, created_at,
+                started_at, finished_at, heartbeat_at FROM job_runs
           WHERE job = $1 AND ($2::text IS NULL OR tenant_id = $2)
             AND ($3::uuid IS NULL OR (created_at, id) < (SELECT b.created_at, b.id FROM job_runs b WHERE b.id = $3))
-          ORDER BY created_at DESC, id DESC LIMIT $4"
-    );
-    sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(job)
-        .bind(tenant.map(TenantId::as_str))
-        .bind(before)
-        .bind(limit)
-        .fetch_all(pool)
-        .await
+          ORDER BY created_at DESC, id DESC LIMIT $4"#,
+        job,
+        tenant.map(TenantId::as_str),
+        before,
+        limit,
+    )
+    .fetch_all(pool)
+    .await
 }
 
 /// Jobs with work for an executor: queued runs, or running ones whose worker has not
 /// sent a heartbeat for `stale_secs` (probably dead; the run lock tells for sure).
 pub async fn jobs_needing_attention(pool: &PgPool, stale_secs: f64) -> sqlx::Result<Vec<String>> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT DISTINCT job FROM job_runs
           WHERE status = 'queued' OR (status = 'running' AND heartbeat_at < now() - make_interval(secs => $1))",
+        stale_secs,
     )
-    .bind(stale_secs)
     .fetch_all(pool)
     .await
 }
 
 async fn is_paused(conn: &mut PgConnection, job: &str) -> sqlx::Result<bool> {
-    let paused: Option<bool> =
-        sqlx::query_scalar("SELECT paused FROM job_state WHERE job = $1").bind(job).fetch_optional(conn).await?;
+    let paused = sqlx::query_scalar!("SELECT paused FROM job_state WHERE job = $1", job).fetch_optional(conn).await?;
     Ok(paused.unwrap_or(false))
 }
 
 /// Paused jobs; their schedules enqueue nothing until resumed.
 pub async fn paused(pool: &PgPool) -> sqlx::Result<Vec<String>> {
-    sqlx::query_scalar("SELECT job FROM job_state WHERE paused ORDER BY job").fetch_all(pool).await
+    sqlx::query_scalar!("SELECT job FROM job_state WHERE paused ORDER BY job").fetch_all(pool).await
 }
 
 pub async fn set_paused(pool: &PgPool, job: &str, paused: bool, by: &str) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO job_state (job, paused, updated_at, updated_by) VALUES ($1, $2, now(), $3)
          ON CONFLICT (job) DO UPDATE SET paused = $2, updated_at = now(), updated_by = $3",
+        job,
+        paused,
+        by,
     )
-    .bind(job)
-    .bind(paused)
-    .bind(by)
     .execute(pool)
     .await?;
     Ok(())
@@ -311,19 +321,19 @@ pub async fn set_paused(pool: &PgPool, job: &str, paused: bool, by: &str) -> sql
 /// the installation first knew it (recorded now for a new job), for the metrics after a
 /// restart.
 pub async fn last_success_or_known_since(pool: &PgPool, jobs: &[&str]) -> sqlx::Result<Vec<(String, DateTime<Utc>)>> {
-    sqlx::query("INSERT INTO job_state (job) SELECT unnest($1::text[]) ON CONFLICT (job) DO NOTHING")
-        .bind(jobs)
+    sqlx::query!("INSERT INTO job_state (job) SELECT unnest($1::text[]) ON CONFLICT (job) DO NOTHING", jobs as _)
         .execute(pool)
         .await?;
-    sqlx::query_as(
-        "SELECT s.job, coalesce(
+    let rows = sqlx::query!(
+        r#"SELECT s.job, coalesce(
                     (SELECT max(finished_at) FROM job_runs r WHERE r.job = s.job AND r.status = 'succeeded' AND NOT r.dry_run),
-                    s.known_since)
-           FROM job_state s WHERE s.job = ANY($1)",
+                    s.known_since) AS "since!"
+           FROM job_state s WHERE s.job = ANY($1)"#,
+        jobs as _,
     )
-    .bind(jobs)
     .fetch_all(pool)
-    .await
+    .await?;
+    Ok(rows.into_iter().map(|row| (row.job, row.since)).collect())
 }
 
 /// Deletes finished runs that ended before `before` within a scope (a tenant's or a
@@ -335,14 +345,14 @@ pub async fn delete_finished(
     current: Uuid,
     before: DateTime<Utc>,
 ) -> sqlx::Result<i64> {
-    let deleted = sqlx::query(
+    let deleted = sqlx::query!(
         "DELETE FROM job_runs WHERE id <> $1 AND status NOT IN ('queued', 'running') AND finished_at < $2
             AND ($3::text IS NULL OR tenant_id = $3) AND ($4::text IS NULL OR user_id = $4)",
+        current,
+        before,
+        tenant,
+        user,
     )
-    .bind(current)
-    .bind(before)
-    .bind(tenant)
-    .bind(user)
     .execute(conn)
     .await?
     .rows_affected();
@@ -352,13 +362,13 @@ pub async fn delete_finished(
 /// Records `fingerprint` as the secret rules the workers run with; true when it differs
 /// from the one recorded (or none was), for one replica only.
 pub async fn swap_secret_rules(pool: &PgPool, fingerprint: &str) -> sqlx::Result<bool> {
-    let changed: Option<bool> = sqlx::query_scalar(
-        "INSERT INTO secret_rules (fingerprint) VALUES ($1)
+    let changed = sqlx::query_scalar!(
+        r#"INSERT INTO secret_rules (fingerprint) VALUES ($1)
          ON CONFLICT (id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, changed_at = now()
           WHERE secret_rules.fingerprint IS DISTINCT FROM EXCLUDED.fingerprint
-         RETURNING true",
+         RETURNING true AS "changed!""#,
+        fingerprint,
     )
-    .bind(fingerprint)
     .fetch_optional(pool)
     .await?;
     Ok(changed.unwrap_or(false))

@@ -181,12 +181,16 @@ async fn refresh_gauges(executor: &Executor) {
         }
         Err(err) => tracing::warn!(error = %err, "cannot read paused jobs"),
     }
-    let pending: sqlx::Result<i64> =
-        sqlx::query_scalar("SELECT coalesce(sum(event_count), 0)::bigint FROM sessions WHERE summarized_at IS NULL")
-            .fetch_one(pool)
-            .await;
+    let pending: sqlx::Result<i64> = sqlx::query_scalar!(
+        r#"SELECT coalesce(sum(event_count), 0)::bigint AS "pending!" FROM sessions WHERE summarized_at IS NULL"#
+    )
+    .fetch_one(pool)
+    .await;
     let by_status: sqlx::Result<Vec<(String, i64)>> =
-        sqlx::query_as("SELECT status, count(*) FROM memories GROUP BY status").fetch_all(pool).await;
+        sqlx::query!(r#"SELECT status, count(*) AS "n!" FROM memories GROUP BY status"#)
+            .map(|r| (r.status, r.n))
+            .fetch_all(pool)
+            .await;
     let unembedded = crate::ingest::vectors::backlog_size(pool).await;
     match (pending, by_status, unembedded) {
         (Ok(pending), Ok(by_status), Ok(unembedded)) => {
@@ -201,10 +205,11 @@ async fn refresh_gauges(executor: &Executor) {
             tracing::warn!(error = %err, "cannot refresh the backlog and memory gauges")
         }
     }
-    let graph: sqlx::Result<Vec<(String, String, i64)>> = sqlx::query_as(
-        "SELECT 'entities', status, count(*) FROM entities GROUP BY status
-         UNION ALL SELECT 'relations', status, count(*) FROM relations GROUP BY status",
+    let graph: sqlx::Result<Vec<(String, String, i64)>> = sqlx::query!(
+        r#"SELECT 'entities' AS "table!", status AS "status!", count(*) AS "n!" FROM entities GROUP BY status
+         UNION ALL SELECT 'relations', status, count(*) FROM relations GROUP BY status"#
     )
+    .map(|r| (r.table, r.status, r.n))
     .fetch_all(pool)
     .await;
     match graph {

@@ -15,6 +15,7 @@ use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::summarize_sessions::select_sentences;
 use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Span, Summary};
+use engram_base::domain::{TenantId, UserId};
 use engram_base::models::TokenBudget;
 use engram_language::secrets::redact;
 
@@ -72,14 +73,15 @@ pub async fn candidates(
     now: DateTime<Utc>,
 ) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
-        "SELECT DISTINCT tenant_id, user_id FROM sessions
+    sqlx::query!(
+        r#"SELECT DISTINCT tenant_id AS "tenant_id!: TenantId", user_id AS "user_id!: UserId" FROM sessions
           WHERE summary IS NOT NULL AND archived_at IS NULL AND last_event_at < $3
-            AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)",
+            AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)"#,
+        tenant,
+        user,
+        now - Duration::days(params.older_than_days)
     )
-    .bind(tenant)
-    .bind(user)
-    .bind(now - Duration::days(params.older_than_days))
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }
@@ -92,18 +94,19 @@ pub async fn run_unit(
 ) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
     let cutoff = unit.now - Duration::days(params.older_than_days);
-    let sessions: Vec<(String, String, DateTime<Utc>, NaiveDate, NaiveDate)> = sqlx::query_as(
-        "SELECT session_id, summary, last_event_at,
-                date_trunc($4, last_event_at AT TIME ZONE 'UTC')::date AS period_start,
-                (date_trunc($4, last_event_at AT TIME ZONE 'UTC') + ('1 ' || $4)::interval)::date AS period_end
+    let sessions: Vec<(String, String, DateTime<Utc>, NaiveDate, NaiveDate)> = sqlx::query!(
+        r#"SELECT session_id, summary AS "summary!", last_event_at,
+                date_trunc($4, last_event_at AT TIME ZONE 'UTC')::date AS "period_start!",
+                (date_trunc($4, last_event_at AT TIME ZONE 'UTC') + ('1 ' || $4)::interval)::date AS "period_end!"
            FROM sessions
           WHERE tenant_id = $1 AND user_id = $2 AND summary IS NOT NULL AND summary <> '' AND archived_at IS NULL AND last_event_at < $3
-          ORDER BY last_event_at",
+          ORDER BY last_event_at"#,
+        unit.tenant.as_str(),
+        unit.user.as_str(),
+        cutoff,
+        params.period.as_str()
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(cutoff)
-    .bind(params.period.as_str())
+    .map(|r| (r.session_id, r.summary, r.last_event_at, r.period_start, r.period_end))
     .fetch_all(&mut *conn)
     .await?;
     // (start, end) of a period → its sessions: id, summary, last event.

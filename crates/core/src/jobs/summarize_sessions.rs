@@ -16,7 +16,7 @@ use uuid::Uuid;
 use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Summary};
-use engram_base::domain::Role;
+use engram_base::domain::{Role, TenantId, UserId};
 use engram_base::models::{Embedding, Prompt, TokenBudget};
 use engram_language::secrets::{redact, sensitive_kinds};
 use engram_language::text::{estimate_tokens, is_small_talk, sentences, word_count};
@@ -61,15 +61,16 @@ pub async fn candidates(
     now: DateTime<Utc>,
 ) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
-        "SELECT DISTINCT tenant_id, user_id FROM sessions
+    sqlx::query!(
+        r#"SELECT DISTINCT tenant_id AS "tenant_id!: TenantId", user_id AS "user_id!: UserId" FROM sessions
           WHERE summarized_at IS NULL AND ($1::text IS NULL OR tenant_id = $1) AND ($2::text IS NULL OR user_id = $2)
-            AND coalesce(ended_at, last_event_at + make_interval(mins => $3::int)) <= $4",
+            AND coalesce(ended_at, last_event_at + make_interval(mins => $3::int)) <= $4"#,
+        tenant,
+        user,
+        params.idle_minutes as i32,
+        now
     )
-    .bind(tenant)
-    .bind(user)
-    .bind(params.idle_minutes as i32)
-    .bind(now)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }
@@ -82,24 +83,26 @@ pub async fn run_unit(
 ) -> anyhow::Result<Counts> {
     let mut counts = Counts::default();
     let ended = unit.now - Duration::minutes(params.idle_minutes);
-    let sessions: Vec<(String, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
+    let sessions: Vec<(String, DateTime<Utc>, DateTime<Utc>)> = sqlx::query!(
         "SELECT session_id, started_at, last_event_at FROM sessions
           WHERE tenant_id = $1 AND user_id = $2 AND summarized_at IS NULL AND coalesce(ended_at, last_event_at) <= $3
           ORDER BY last_event_at LIMIT $4",
+        unit.tenant.as_str(),
+        unit.user.as_str(),
+        ended,
+        params.max_sessions
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(ended)
-    .bind(params.max_sessions)
+    .map(|r| (r.session_id, r.started_at, r.last_event_at))
     .fetch_all(&mut *conn)
     .await?;
     for (session, started, last) in sessions {
-        let events: Vec<(Uuid, Role, String)> = sqlx::query_as(
-            "SELECT id, role, content FROM events WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3 ORDER BY created_at, seq",
+        let events: Vec<(Uuid, Role, String)> = sqlx::query!(
+            r#"SELECT id, role AS "role: Role", content FROM events WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3 ORDER BY created_at, seq"#,
+            unit.tenant.as_str(),
+            unit.user.as_str(),
+            &session
         )
-        .bind(unit.tenant.as_str())
-        .bind(unit.user.as_str())
-        .bind(&session)
+        .map(|r| (r.id, r.role, r.content))
         .fetch_all(&mut *conn)
         .await?;
         let (summary, tokens) = match &models.llm {

@@ -29,8 +29,8 @@ pub async fn add(conn: &mut PgConnection, tenant: &TenantId, counted: &[Counted<
     let users: Vec<&str> = rows.iter().map(|row| row.user).collect();
     let counts: Vec<i32> = rows.iter().map(|row| row.count).collect();
     let times: Vec<DateTime<Utc>> = rows.iter().map(|row| row.last).collect();
-    let written: i64 = sqlx::query_scalar(
-        "WITH batch AS (
+    let written: i64 = sqlx::query_scalar!(
+        r#"WITH batch AS (
             SELECT * FROM unnest($2::uuid[], $3::text[], $4::int[], $5::timestamptz[]) AS x(id, u, n, at)
          ), counted AS (
             UPDATE memory_access a
@@ -49,13 +49,13 @@ pub async fn add(conn: &mut PgConnection, tenant: &TenantId, counted: &[Counted<
                    last_accessed_at = greatest(memory_access.last_accessed_at, excluded.last_accessed_at)
             RETURNING 1
          )
-         SELECT (SELECT count(*) FROM counted) + (SELECT count(*) FROM first)",
+         SELECT (SELECT count(*) FROM counted) + (SELECT count(*) FROM first) AS "written!""#,
+        tenant.as_str(),
+        &ids,
+        &users as _,
+        &counts,
+        &times
     )
-    .bind(tenant.as_str())
-    .bind(&ids)
-    .bind(&users)
-    .bind(&counts)
-    .bind(&times)
     .fetch_one(conn)
     .await?;
     Ok(written)

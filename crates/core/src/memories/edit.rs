@@ -32,13 +32,14 @@ pub async fn update(
     vector: Option<(&Embedding, &str)>,
     change: &Change,
 ) -> sqlx::Result<bool> {
-    let current: Option<(String, String, f32, bool)> = sqlx::query_as(
+    let current: Option<(String, String, f32, bool)> = sqlx::query!(
         "SELECT content, category, importance, pinned FROM memories
           WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND status <> 'deleted' FOR UPDATE",
+        tenant.as_str(),
+        user.as_str(),
+        id
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(id)
+    .map(|r| (r.content, r.category, r.importance, r.pinned))
     .fetch_optional(&mut *conn)
     .await?;
     let Some((content, category, importance, pinned)) = current else { return Ok(false) };
@@ -65,24 +66,24 @@ pub async fn update(
         return Ok(true);
     }
     let new_content = after.contains_key("content").then_some(edit.content.as_deref()).flatten();
-    sqlx::query(
+    sqlx::query!(
         "UPDATE memories SET content = coalesce($4, content), category = coalesce($5, category),
                 importance = coalesce($6, importance), pinned = coalesce($7, pinned),
                 value = CASE WHEN $4 IS NULL THEN value END,
                 embedding = coalesce($8, embedding), embedding_model = coalesce($9, embedding_model),
                 embedding_dims = coalesce($10, embedding_dims), updated_at = now()
           WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+        tenant.as_str(),
+        user.as_str(),
+        id,
+        new_content,
+        edit.category.map(Category::as_str),
+        edit.importance,
+        edit.pinned,
+        vector.map(|(v, _)| v.to_pgvector()) as _,
+        vector.map(|(_, model)| model),
+        vector.map(|(v, _)| v.dims() as i32)
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(id)
-    .bind(new_content)
-    .bind(edit.category.map(Category::as_str))
-    .bind(edit.importance)
-    .bind(edit.pinned)
-    .bind(vector.map(|(v, _)| v.to_pgvector()))
-    .bind(vector.map(|(_, model)| model))
-    .bind(vector.map(|(v, _)| v.dims() as i32))
     .execute(&mut *conn)
     .await?;
     let (before, after) = (Value::Object(before), Value::Object(after));
@@ -115,19 +116,20 @@ pub async fn delete(
     ids: &[Uuid],
     change: &Change,
 ) -> sqlx::Result<Removed> {
-    let rows: Vec<(Uuid, String, Vec<Uuid>)> = sqlx::query_as(
-        "WITH RECURSIVE doomed AS (
+    let rows: Vec<(Uuid, String, Vec<Uuid>)> = sqlx::query!(
+        r#"WITH RECURSIVE doomed AS (
             SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3)
             UNION
             SELECT m.id FROM memories m JOIN doomed d ON m.superseded_by = d.id
              WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.status = 'merged'
          )
          DELETE FROM memories m USING doomed d WHERE m.tenant_id = $1 AND m.id = d.id
-         RETURNING m.id, m.content, m.source_event_ids",
+         RETURNING m.id AS "id!", m.content AS "content!", m.source_event_ids AS "source_event_ids!""#,
+        tenant.as_str(),
+        user.as_str(),
+        ids
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(ids)
+    .map(|r| (r.id, r.content, r.source_event_ids))
     .fetch_all(&mut *conn)
     .await?;
     let mut removed = Removed::default();
@@ -141,22 +143,24 @@ pub async fn delete(
     }
     removed.source_event_ids.sort();
     removed.source_event_ids.dedup();
-    removed.memory_access = sqlx::query("DELETE FROM memory_access WHERE tenant_id = $1 AND memory_id = ANY($2)")
-        .bind(tenant.as_str())
-        .bind(&removed.ids)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
+    removed.memory_access = sqlx::query!(
+        "DELETE FROM memory_access WHERE tenant_id = $1 AND memory_id = ANY($2)",
+        tenant.as_str(),
+        &removed.ids
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
     // Their own rows, and rows of other memories that absorbed one of them (a merge
     // records the text it kept).
-    removed.history_redacted = sqlx::query(
+    removed.history_redacted = sqlx::query!(
         "UPDATE memory_history SET before = NULL, after = NULL, reason = NULL
           WHERE tenant_id = $1 AND user_id = $2
             AND (memory_id = ANY($3) OR (after ->> 'absorbed')::uuid = ANY($3))",
+        tenant.as_str(),
+        user.as_str(),
+        &removed.ids
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&removed.ids)
     .execute(&mut *conn)
     .await?
     .rows_affected();
@@ -179,17 +183,17 @@ pub async fn duplicate_of(
     embedding: &Embedding,
     min: f64,
 ) -> sqlx::Result<Option<Uuid>> {
-    let same: Option<Uuid> = sqlx::query_scalar(
+    let same: Option<Uuid> = sqlx::query_scalar!(
         "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
             AND ($4::text IS NULL OR key = $4)
             AND lower(regexp_replace(content, $5, '', 'g')) = lower(regexp_replace($3, $5, '', 'g'))
           LIMIT 1",
+        tenant.as_str(),
+        user.as_str(),
+        content,
+        key,
+        engram_language::text::NOT_WORDS_POSIX
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(content)
-    .bind(key)
-    .bind(engram_language::text::NOT_WORDS_POSIX)
     .fetch_optional(&mut *conn)
     .await?;
     if same.is_some() || key.is_some() {
@@ -217,12 +221,12 @@ pub async fn active_with_key(
     user: &UserId,
     key: &str,
 ) -> sqlx::Result<Vec<Uuid>> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT id FROM memories WHERE tenant_id = $1 AND user_id = $2 AND key = $3 AND status = 'active'",
+        tenant.as_str(),
+        user.as_str(),
+        key
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(key)
     .fetch_all(conn)
     .await
 }
@@ -235,9 +239,7 @@ pub async fn restate(
     id: Uuid,
     change: &Change,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE memories SET updated_at = now() WHERE tenant_id = $1 AND id = $2")
-        .bind(tenant.as_str())
-        .bind(id)
+    sqlx::query!("UPDATE memories SET updated_at = now() WHERE tenant_id = $1 AND id = $2", tenant.as_str(), id)
         .execute(&mut *conn)
         .await?;
     lifecycle::record(conn, tenant, user, id, Action::Updated, None, Some(json!({"restated": true})), change).await

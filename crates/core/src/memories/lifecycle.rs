@@ -38,20 +38,8 @@ pub(super) async fn record(
     after: Option<Value>,
     change: &Change,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, before, after, reason, job_run_id, actor)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(tenant.as_str())
-    .bind(Uuid::now_v7())
-    .bind(memory)
-    .bind(user.as_str())
-    .bind(action)
-    .bind(before)
-    .bind(after)
-    .bind(&change.reason)
-    .bind(change.run_id)
-    .bind(&change.actor)
+    sqlx::query!("INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, before, after, reason, job_run_id, actor)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", tenant.as_str(), Uuid::now_v7(), memory, user.as_str(), action as _, before, after, &change.reason, change.run_id, &change.actor)
     .execute(conn)
     .await?;
     Ok(())
@@ -66,13 +54,13 @@ pub async fn refresh(
     event: Uuid,
     change: &Change,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE memories SET updated_at = now(), source_event_ids = array_append(source_event_ids, $3)
           WHERE tenant_id = $1 AND id = $2",
+        tenant.as_str(),
+        id,
+        event
     )
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(event)
     .execute(&mut *conn)
     .await?;
     record(conn, tenant, user, id, Action::Updated, None, Some(json!({"source_event_ids": [event]})), change).await
@@ -87,14 +75,15 @@ pub async fn doubt(
     id: Uuid,
     change: &Change,
 ) -> sqlx::Result<()> {
-    let (before, after): (f32, f32) = sqlx::query_as(
-        "UPDATE memories m SET confidence = greatest(0.05, m.confidence * 0.5), updated_at = now()
+    let (before, after): (f32, f32) = sqlx::query!(
+        r#"UPDATE memories m SET confidence = greatest(0.05, m.confidence * 0.5), updated_at = now()
            FROM memories old WHERE old.tenant_id = m.tenant_id AND old.id = m.id
             AND m.tenant_id = $1 AND m.id = $2
-         RETURNING old.confidence, m.confidence",
+         RETURNING old.confidence AS "before!", m.confidence AS "after!""#,
+        tenant.as_str(),
+        id
     )
-    .bind(tenant.as_str())
-    .bind(id)
+    .map(|r| (r.before, r.after))
     .fetch_one(&mut *conn)
     .await?;
     let (before, after) = (json!({"confidence": before}), json!({"confidence": after}));
@@ -112,39 +101,34 @@ pub async fn merge(
     content: Option<&str>,
     change: &Change,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "WITH o AS (SELECT importance, source_event_ids FROM memories WHERE tenant_id = $1 AND id = $3)
          UPDATE memories s SET importance = greatest(s.importance, o.importance),
                 source_event_ids = ARRAY(SELECT DISTINCT e FROM unnest(s.source_event_ids || o.source_event_ids) e),
                 content = coalesce($4, s.content), updated_at = now()
            FROM o WHERE s.tenant_id = $1 AND s.id = $2",
+        tenant.as_str(),
+        survivor,
+        other,
+        content
     )
-    .bind(tenant.as_str())
-    .bind(survivor)
-    .bind(other)
-    .bind(content)
     .execute(&mut *conn)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "WITH o AS (SELECT access_count, last_accessed_at FROM memory_access WHERE tenant_id = $1 AND memory_id = $3)
          INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
          SELECT $1, $2, $4, o.access_count, o.last_accessed_at FROM o
          ON CONFLICT (tenant_id, memory_id) DO UPDATE
             SET access_count = memory_access.access_count + excluded.access_count,
                 last_accessed_at = greatest(memory_access.last_accessed_at, excluded.last_accessed_at)",
+        tenant.as_str(),
+        survivor,
+        other,
+        user.as_str()
     )
-    .bind(tenant.as_str())
-    .bind(survivor)
-    .bind(other)
-    .bind(user.as_str())
     .execute(&mut *conn)
     .await?;
-    sqlx::query(
-        "UPDATE memories SET status = 'merged', superseded_by = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2",
-    )
-    .bind(tenant.as_str())
-    .bind(other)
-    .bind(survivor)
+    sqlx::query!("UPDATE memories SET status = 'merged', superseded_by = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2", tenant.as_str(), other, survivor)
     .execute(&mut *conn)
     .await?;
     let merged_into = json!({"status": Status::Merged, "superseded_by": survivor});
@@ -174,14 +158,8 @@ pub async fn supersede(
     at: DateTime<Utc>,
     change: &Change,
 ) -> sqlx::Result<bool> {
-    let done = sqlx::query(
-        "UPDATE memories SET status = 'superseded', valid_to = greatest($4, valid_from), superseded_by = $3, updated_at = now()
-          WHERE tenant_id = $1 AND id = $2 AND status = 'active'",
-    )
-    .bind(tenant.as_str())
-    .bind(old)
-    .bind(new)
-    .bind(at)
+    let done = sqlx::query!("UPDATE memories SET status = 'superseded', valid_to = greatest($4, valid_from), superseded_by = $3, updated_at = now()
+          WHERE tenant_id = $1 AND id = $2 AND status = 'active'", tenant.as_str(), old, new, at)
     .execute(&mut *conn)
     .await?;
     if done.rows_affected() == 0 {
@@ -201,12 +179,12 @@ pub async fn evict(
     id: Uuid,
     change: &Change,
 ) -> sqlx::Result<bool> {
-    let done = sqlx::query(
+    let done = sqlx::query!(
         "UPDATE memories SET status = 'evicted', updated_at = now()
           WHERE tenant_id = $1 AND id = $2 AND status = 'active' AND NOT pinned",
+        tenant.as_str(),
+        id
     )
-    .bind(tenant.as_str())
-    .bind(id)
     .execute(&mut *conn)
     .await?;
     if done.rows_affected() == 0 {
@@ -242,8 +220,7 @@ pub async fn evict_all(
     let ids: Vec<Uuid> = victims.iter().map(|v| v.id).collect();
     let reasons: Vec<&str> = victims.iter().map(|v| v.reason.as_str()).collect();
     let details: Vec<&Value> = victims.iter().map(|v| &v.details).collect();
-    sqlx::query_scalar(
-        "WITH v AS (SELECT * FROM unnest($3::uuid[], $4::text[], $5::jsonb[]) AS v(id, reason, details)),
+    sqlx::query_scalar!(r#"WITH v AS (SELECT * FROM unnest($3::uuid[], $4::text[], $5::jsonb[]) AS v(id, reason, details)),
          evicted AS (
             UPDATE memories m SET status = 'evicted', updated_at = $6
               FROM v WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = v.id AND m.status = 'active'
@@ -254,16 +231,7 @@ pub async fn evict_all(
                    jsonb_build_object('status', 'evicted') || e.details, e.reason, $7, $8
               FROM evicted e
          )
-         SELECT count(*) FROM evicted",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&ids)
-    .bind(&reasons)
-    .bind(&details)
-    .bind(at)
-    .bind(run_id)
-    .bind(actor)
+         SELECT count(*) AS "evicted!" FROM evicted"#, tenant.as_str(), user.as_str(), &ids, &reasons as _, &details as _, at, run_id, actor)
     .fetch_one(conn)
     .await
 }
@@ -295,8 +263,8 @@ pub async fn purge(
     removed_before: DateTime<Utc>,
     superseded_before: DateTime<Utc>,
 ) -> sqlx::Result<Purged> {
-    let (memories, history, access): (i64, i64, i64) = sqlx::query_as(
-        "WITH gone AS (
+    let (memories, history, access): (i64, i64, i64) = sqlx::query!(
+        r#"WITH gone AS (
             DELETE FROM memories
              WHERE tenant_id = $1 AND user_id = $2
                AND ((status IN ('evicted', 'merged', 'deleted') AND updated_at < $3)
@@ -307,12 +275,13 @@ pub async fn purge(
          ), access AS (
             DELETE FROM memory_access WHERE tenant_id = $1 AND memory_id IN (SELECT id FROM gone) RETURNING 1
          )
-         SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM history), (SELECT count(*) FROM access)",
+         SELECT (SELECT count(*) FROM gone) AS "memories!", (SELECT count(*) FROM history) AS "history!", (SELECT count(*) FROM access) AS "access!""#,
+        tenant.as_str(),
+        user.as_str(),
+        removed_before,
+        superseded_before
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(removed_before)
-    .bind(superseded_before)
+    .map(|r| (r.memories, r.history, r.access))
     .fetch_one(conn)
     .await?;
     Ok(Purged { memories, history, access })

@@ -8,13 +8,15 @@ pub mod access;
 pub mod decay;
 pub mod edit;
 pub mod lifecycle;
+mod read;
 
 pub use lifecycle::Change;
+pub use read::{ListFilter, get, history, list};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::json;
-use sqlx::{PgConnection, Postgres, QueryBuilder};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 pub use engram_base::domain::Kind;
@@ -170,12 +172,6 @@ impl Memory {
     }
 }
 
-/// A memory row with its access statistics (kept in `memory_access`).
-pub const MEMORY_SELECT: &str = "SELECT m.id, m.user_id, m.kind, m.category, m.key, m.value, m.content, m.importance, m.confidence, \
-     m.status, m.pinned, m.source_event_ids, m.source_quote, m.derived_from, coalesce(a.access_count, 0) AS access_count, \
-     a.last_accessed_at, m.valid_from, m.valid_to, m.superseded_by, m.embedding_model, m.created_at, m.updated_at, m.metadata \
-     FROM memories m LEFT JOIN memory_access a ON a.tenant_id = m.tenant_id AND a.memory_id = m.id";
-
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct HistoryEntry {
     pub id: Uuid,
@@ -242,98 +238,38 @@ pub async fn insert_from(
     change: &Change,
 ) -> sqlx::Result<Uuid> {
     let id = origin.id;
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO memories (tenant_id, id, user_id, kind, category, key, content, embedding, embedding_model,
                                embedding_dims, importance, source_event_ids, source_quote, derived_from,
                                valid_from, pinned, created_at, updated_at, value, metadata)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+        tenant.as_str(),
+        id,
+        memory.user_id.as_str(),
+        memory.kind as _,
+        memory.category.as_str(),
+        memory.key.as_deref(),
+        &memory.content,
+        embedding.to_pgvector() as _,
+        embedding_model,
+        embedding.dims() as i32,
+        memory.importance,
+        &memory.source_event_ids,
+        memory.source_quote.as_deref(),
+        &memory.derived_from,
+        memory.valid_from,
+        memory.pinned,
+        origin.created_at,
+        origin.updated_at,
+        memory.value.as_deref(),
+        &origin.metadata
     )
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(memory.user_id.as_str())
-    .bind(memory.kind)
-    .bind(memory.category.as_str())
-    .bind(&memory.key)
-    .bind(&memory.content)
-    .bind(embedding.to_pgvector())
-    .bind(embedding_model)
-    .bind(embedding.dims() as i32)
-    .bind(memory.importance)
-    .bind(&memory.source_event_ids)
-    .bind(&memory.source_quote)
-    .bind(&memory.derived_from)
-    .bind(memory.valid_from)
-    .bind(memory.pinned)
-    .bind(origin.created_at)
-    .bind(origin.updated_at)
-    .bind(&memory.value)
-    .bind(&origin.metadata)
     .execute(&mut *conn)
     .await?;
     let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key, "value": memory.value,
                        "content": memory.content, "importance": memory.importance});
     lifecycle::record(conn, tenant, &memory.user_id, id, Action::Created, None, Some(after), change).await?;
     Ok(id)
-}
-
-/// Filters of a memory listing; every field was validated by the caller.
-#[derive(Debug, Default, Clone)]
-pub struct ListFilter {
-    pub category: Option<Category>,
-    pub status: Option<Status>,
-    pub kind: Option<Kind>,
-    pub key: Option<String>,
-    /// Keyset cursor: the last id of the previous page (ids are time-ordered UUIDv7).
-    pub after: Option<Uuid>,
-    pub limit: i64,
-}
-
-/// One page, newest first, in a stable order: rows inserted meanwhile never shift it.
-pub async fn list(
-    conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
-    filter: &ListFilter,
-) -> sqlx::Result<Vec<Memory>> {
-    let mut q = QueryBuilder::<Postgres>::new(format!("{MEMORY_SELECT} WHERE m.tenant_id = "));
-    q.push_bind(tenant.as_str()).push(" AND m.user_id = ").push_bind(user.as_str());
-    q.push(" AND m.status = ").push_bind(filter.status.unwrap_or(Status::Active));
-    if let Some(category) = &filter.category {
-        q.push(" AND m.category = ").push_bind(category.as_str());
-    }
-    if let Some(kind) = filter.kind {
-        q.push(" AND m.kind = ").push_bind(kind);
-    }
-    if let Some(key) = &filter.key {
-        q.push(" AND m.key = ").push_bind(key.clone());
-    }
-    if let Some(after) = filter.after {
-        q.push(" AND m.id < ").push_bind(after);
-    }
-    q.push(" ORDER BY m.id DESC LIMIT ").push_bind(filter.limit);
-    q.build_query_as().fetch_all(conn).await
-}
-
-pub async fn get(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, id: Uuid) -> sqlx::Result<Option<Memory>> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{MEMORY_SELECT} WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3"
-    )))
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(id)
-    .fetch_optional(conn)
-    .await
-}
-
-pub async fn history(conn: &mut PgConnection, tenant: &TenantId, id: Uuid) -> sqlx::Result<Vec<HistoryEntry>> {
-    sqlx::query_as(
-        "SELECT id, action, before, after, reason, job_run_id, actor, created_at
-           FROM memory_history WHERE tenant_id = $1 AND memory_id = $2 ORDER BY created_at, id",
-    )
-    .bind(tenant.as_str())
-    .bind(id)
-    .fetch_all(conn)
-    .await
 }
 
 /// Why a memory could not be restored.
@@ -357,17 +293,14 @@ pub async fn restore(
     actor: &str,
 ) -> Result<(), RestoreError> {
     let status: Option<Status> =
-        sqlx::query_scalar("SELECT status FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE")
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(id)
+        sqlx::query_scalar!(r#"SELECT status AS "status: Status" FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE"#, tenant.as_str(), user.as_str(), id)
             .fetch_optional(&mut *conn)
             .await?;
     let status = status.ok_or(RestoreError::NotFound(id))?;
     if !matches!(status, Status::Evicted | Status::Merged) {
         return Err(RestoreError::NotRestorable { id, status });
     }
-    sqlx::query(
+    sqlx::query!(
         "WITH restored AS (
             UPDATE memories SET status = 'active', superseded_by = NULL, updated_at = now()
              WHERE tenant_id = $1 AND id = $2 RETURNING tenant_id, id, user_id
@@ -375,9 +308,9 @@ pub async fn restore(
          INSERT INTO memory_access (tenant_id, memory_id, user_id, access_count, last_accessed_at)
          SELECT tenant_id, id, user_id, 1, now() FROM restored
          ON CONFLICT (tenant_id, memory_id) DO UPDATE SET last_accessed_at = now()",
+        tenant.as_str(),
+        id
     )
-    .bind(tenant.as_str())
-    .bind(id)
     .execute(&mut *conn)
     .await?;
     let (before, after) = (json!({"status": status}), json!({"status": Status::Active}));

@@ -49,12 +49,13 @@ pub async fn honour(
     let mut honoured = Honoured::default();
     for id in ids {
         // Read again: an earlier request may have rewritten it.
-        let turn: Option<Turn> = sqlx::query_as(
-            "SELECT id, session_id, role, content, created_at FROM events WHERE tenant_id = $1 AND user_id = $2 AND id = $3",
+        let turn: Option<Turn> = sqlx::query_as!(
+            Turn,
+            r#"SELECT id, session_id, role AS "role: Role", content, created_at FROM events WHERE tenant_id = $1 AND user_id = $2 AND id = $3"#,
+            tenant.as_str(),
+            user.as_str(),
+            id
         )
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(id)
         .fetch_optional(&mut *conn)
         .await?;
         let Some(turn) = turn.filter(|t| t.role == Role::User) else { continue };
@@ -117,18 +118,19 @@ pub async fn acknowledging(
     if turns.is_empty() {
         return Ok(Vec::new());
     }
-    let replies: Vec<(UserId, Uuid, String)> = sqlx::query_as(
-        "SELECT a.user_id, a.id, a.content FROM events a
+    let replies: Vec<(UserId, Uuid, String)> = sqlx::query!(
+        r#"SELECT a.user_id AS "user_id: UserId", a.id, a.content FROM events a
            JOIN LATERAL (SELECT p.role, p.content FROM events p
                           WHERE p.tenant_id = a.tenant_id AND p.user_id = a.user_id AND p.seq < a.seq
                             AND p.session_id = a.session_id
                           ORDER BY p.seq DESC LIMIT 1) p
              ON p.role = 'user' AND strpos(p.content, $3) > 0
-          WHERE a.tenant_id = $1 AND a.id = ANY($2) AND a.role = 'assistant'",
+          WHERE a.tenant_id = $1 AND a.id = ANY($2) AND a.role = 'assistant'"#,
+        tenant.as_str(),
+        turns,
+        DELETED
     )
-    .bind(tenant.as_str())
-    .bind(turns)
-    .bind(DELETED)
+    .map(|r| (r.user_id, r.id, r.content))
     .fetch_all(&mut *conn)
     .await?;
     Ok(replies

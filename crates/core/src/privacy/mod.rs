@@ -91,17 +91,18 @@ pub async fn echoes(
     if values.is_empty() || turns.is_empty() {
         return Ok(Vec::new());
     }
-    let next: Vec<(Uuid, String)> = sqlx::query_as(
-        "SELECT n.id, n.content FROM events e
+    let next: Vec<(Uuid, String)> = sqlx::query!(
+        r#"SELECT n.id AS "id!", n.content AS "content!" FROM events e
            JOIN LATERAL (SELECT x.id, x.content, x.role FROM events x
                           WHERE x.tenant_id = e.tenant_id AND x.user_id = e.user_id AND x.session_id = e.session_id
                             AND (x.created_at, x.seq) > (e.created_at, e.seq)
                           ORDER BY x.created_at, x.seq LIMIT 1) n ON n.role = 'assistant'
-          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.id = ANY($3)",
+          WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.id = ANY($3)"#,
+        tenant.as_str(),
+        user.as_str(),
+        turns
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(turns)
+    .map(|r| (r.id, r.content))
     .fetch_all(conn)
     .await?;
     Ok(next

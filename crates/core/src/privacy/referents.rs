@@ -278,16 +278,17 @@ async fn candidates(
     turn: &Turn,
     request: &Request,
 ) -> Result<Vec<Turn>, ResolveError> {
-    let mut turns: Vec<Turn> = sqlx::query_as(
-        "SELECT id, session_id, role, content, created_at FROM events
+    let mut turns: Vec<Turn> = sqlx::query_as!(
+        Turn,
+        r#"SELECT id, session_id, role AS "role: Role", content, created_at FROM events
           WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3 AND created_at <= $4
-          ORDER BY created_at DESC, seq DESC LIMIT $5",
+          ORDER BY created_at DESC, seq DESC LIMIT $5"#,
+        tenant.as_str(),
+        user.as_str(),
+        &turn.session_id,
+        turn.created_at,
+        SESSION_TURNS
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(&turn.session_id)
-    .bind(turn.created_at)
-    .bind(SESSION_TURNS)
     .fetch_all(&mut *conn)
     .await?;
     let words: Vec<String> = topics::words(&request.topic).iter().map(|w| format!("%{w}%")).collect();
@@ -330,12 +331,13 @@ async fn memories_of(
     topic_vector: Option<&Embedding>,
     found_values: &[String],
 ) -> Result<Vec<Uuid>, ResolveError> {
-    let memories: Vec<MemoryText> = sqlx::query_as(
+    let memories: Vec<MemoryText> = sqlx::query_as!(
+        MemoryText,
         "SELECT id, content, source_quote, source_event_ids FROM memories
           WHERE tenant_id = $1 AND user_id = $2 AND status <> 'deleted'",
+        tenant.as_str(),
+        user.as_str()
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
     .fetch_all(&mut *conn)
     .await?;
     let gone: Vec<&Said> = said.iter().filter(|s| s.gone).collect();

@@ -22,7 +22,7 @@ use super::{Lookup, Parts, SearchQuery, SearchResult, candidates};
 use crate::memories::decay::DecayParams;
 use crate::user_indexes::Indexed;
 use engram_base::configuration::SearchSettings;
-use engram_base::domain::{Kind, TenantId};
+use engram_base::domain::{Category, Kind, TenantId};
 use engram_base::models::Embedding;
 use engram_language::terms::Terms;
 
@@ -256,7 +256,7 @@ impl<'a> MemoryLookup<'a> {
                 let parts = Parts::memory(row.similarity, keyword, decay, row.valid_from);
                 let (id, kind) = (row.id.to_string(), row.kind.into());
                 SearchResult {
-                    category: Some(row.category),
+                    category: Category::parse(&row.category),
                     key: row.key,
                     ..SearchResult::new(id, kind, row.content, row.updated_at, row.source_event_ids, parts)
                 }

@@ -127,7 +127,8 @@ pub struct SearchQuery {
 pub struct SearchResult {
     pub id: String,
     pub kind: ResultKind,
-    pub category: Option<String>,
+    /// A memory's category (`fact` and `insight` results).
+    pub category: Option<Category>,
     pub key: Option<String>,
     pub content: String,
     pub score: f64,
@@ -143,6 +144,9 @@ pub struct SearchResult {
     /// The session of a raw turn (`event` results).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// A relation's predicate, such as `works_at` (`relation` results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicate: Option<String>,
     /// The sentence that states a relation (`relation` results).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fact: Option<String>,
@@ -172,6 +176,7 @@ impl SearchResult {
             id,
             kind,
             category: None,
+            predicate: None,
             key: None,
             content,
             score: 0.0,

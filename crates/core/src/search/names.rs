@@ -97,29 +97,31 @@ impl KnownNames {
 
 /// The user's own name and the names that recur through their sessions, in one statement.
 async fn read(conn: &mut PgConnection, tenant: &TenantId, user: &str, now: DateTime<Utc>) -> sqlx::Result<UserNames> {
-    let sql = format!(
-        r"WITH recent AS MATERIALIZED (
+    let rows = sqlx::query!(
+        r#"WITH recent AS MATERIALIZED (
               SELECT session_id, content FROM events WHERE tenant_id = $1 AND user_id = $2
-               ORDER BY created_at DESC LIMIT {RECENT_TURNS}
+               ORDER BY created_at DESC LIMIT $4
           ), named AS (
               SELECT DISTINCT session_id, lower(m[1]) AS name
                 FROM recent, regexp_matches(content, $3, 'g') m
           )
-          SELECT true, value FROM (
+          SELECT true AS "own!", value AS "name!" FROM (
               SELECT value FROM memories
                WHERE tenant_id = $1 AND user_id = $2 AND category = 'identity' AND key = 'name'
                  AND status = 'active' AND value IS NOT NULL
                ORDER BY updated_at DESC LIMIT 1) own
           UNION ALL
           SELECT false, name FROM named GROUP BY name
-          HAVING count(*) >= greatest({MIN_SESSIONS}, (SELECT count(DISTINCT session_id) FROM recent) / 2.0)"
-    );
-    let rows: Vec<(bool, String)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(tenant.as_str())
-        .bind(user)
-        .bind(question_names::WRITTEN_AS_NAME)
-        .fetch_all(conn)
-        .await?;
+          HAVING count(*) >= greatest($5::float8, (SELECT count(DISTINCT session_id) FROM recent) / 2.0)"#,
+        tenant.as_str(),
+        user,
+        question_names::WRITTEN_AS_NAME,
+        RECENT_TURNS,
+        MIN_SESSIONS as f64,
+    )
+    .map(|row| (row.own, row.name))
+    .fetch_all(conn)
+    .await?;
     let mut names = UserNames::default();
     for (own, name) in rows {
         if own {

@@ -91,15 +91,16 @@ pub async fn changed(
     if standing.is_empty() || found.is_empty() {
         return Ok(HashSet::new());
     }
-    let old: Vec<(Uuid, DateTime<Utc>, pgvector::Vector)> = sqlx::query_as(
-        "SELECT id, coalesce(valid_from, created_at), embedding::vector FROM memories
+    let old: Vec<(Uuid, DateTime<Utc>, pgvector::Vector)> = sqlx::query!(
+        r#"SELECT id AS "id!", coalesce(valid_from, created_at) AS "at!", embedding::vector AS "embedding!: pgvector::Vector" FROM memories
           WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL
          UNION ALL
          SELECT id, valid_from, embedding::vector FROM relations
-          WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL",
+          WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL"#,
+        tenant.as_str(),
+        standing
     )
-    .bind(tenant.as_str())
-    .bind(standing)
+    .map(|r| (r.id, r.at, r.embedding))
     .fetch_all(&mut *conn)
     .await?;
     let new = vectors(conn, tenant, found).await?;
@@ -125,14 +126,15 @@ async fn vectors(
         results.iter().filter(|r| kinds.contains(&r.kind)).filter_map(|r| r.id.parse().ok()).collect()
     };
     let (memories, events) = (ids(&[ResultKind::Fact, ResultKind::Insight]), ids(&[ResultKind::Event]));
-    let rows: Vec<(Uuid, pgvector::Vector)> = sqlx::query_as(
-        "SELECT id, embedding::vector FROM memories WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL
+    let rows: Vec<(Uuid, pgvector::Vector)> = sqlx::query!(
+        r#"SELECT id AS "id!", embedding::vector AS "embedding!: pgvector::Vector" FROM memories WHERE tenant_id = $1 AND id = ANY($2) AND embedding IS NOT NULL
          UNION ALL
-         SELECT id, embedding::vector FROM events WHERE tenant_id = $1 AND id = ANY($3) AND embedding IS NOT NULL",
+         SELECT id, embedding::vector FROM events WHERE tenant_id = $1 AND id = ANY($3) AND embedding IS NOT NULL"#,
+        tenant.as_str(),
+        &memories,
+        &events
     )
-    .bind(tenant.as_str())
-    .bind(&memories)
-    .bind(&events)
+    .map(|r| (r.id, r.embedding))
     .fetch_all(conn)
     .await?;
     Ok(rows.into_iter().map(|(id, v)| (id.to_string(), v.to_vec())).collect())

@@ -161,7 +161,7 @@ fn scored(reached: &[Reached], terms: &[String], weights: &[f64], settings: &Gra
             let content = retrieve::relation_line(r);
             let sources = r.source_event_ids.clone();
             SearchResult {
-                category: Some(r.predicate.clone()),
+                predicate: Some(r.predicate.clone()),
                 fact: Some(r.fact.clone()),
                 ..SearchResult::new(r.id.to_string(), ResultKind::Relation, content, r.updated_at, sources, parts)
             }

@@ -40,15 +40,16 @@ pub struct PeriodSummary {
 /// The user's latest `limit` sessions with their summaries.
 pub async fn latest(db: &Database, tenant: &TenantId, user: &UserId, limit: i64) -> sqlx::Result<Vec<Session>> {
     let mut tx = begin_tenant_tx(&db.read_pool, tenant).await?;
-    let rows = sqlx::query_as(
+    let rows = sqlx::query_as!(
+        Session,
         "SELECT session_id, started_at, last_event_at, event_count, ended_at, summary, summary_event_ids,
                 summarized_at, archived_at
            FROM sessions WHERE tenant_id = $1 AND user_id = $2
           ORDER BY last_event_at DESC LIMIT $3",
+        tenant.as_str(),
+        user.as_str(),
+        limit
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(limit)
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -63,14 +64,15 @@ pub async fn latest_periods(
     limit: i64,
 ) -> sqlx::Result<Vec<PeriodSummary>> {
     let mut tx = begin_tenant_tx(&db.read_pool, tenant).await?;
-    let rows = sqlx::query_as(
+    let rows = sqlx::query_as!(
+        PeriodSummary,
         "SELECT id, period, period_start, period_end, summary, session_ids, created_at, updated_at
            FROM period_summaries WHERE tenant_id = $1 AND user_id = $2
           ORDER BY period_start DESC LIMIT $3",
+        tenant.as_str(),
+        user.as_str(),
+        limit
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(limit)
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -99,19 +101,20 @@ pub async fn turns(
     limit: i64,
 ) -> sqlx::Result<Vec<Turn>> {
     let mut tx = begin_tenant_tx(&db.read_pool, tenant).await?;
-    let rows = sqlx::query_as(
-        "SELECT id, session_id, role, content, created_at
+    let rows = sqlx::query_as!(
+        Turn,
+        r#"SELECT id, session_id, role AS "role: engram_base::domain::Role", content, created_at
            FROM events e
           WHERE tenant_id = $1 AND user_id = $2 AND ($3::text IS NULL OR session_id = $3)
             AND ($4::uuid IS NULL OR (created_at, id) < (SELECT b.created_at, b.id FROM events b
                                                          WHERE b.tenant_id = $1 AND b.user_id = $2 AND b.id = $4))
-          ORDER BY created_at DESC, id DESC LIMIT $5",
+          ORDER BY created_at DESC, id DESC LIMIT $5"#,
+        tenant.as_str(),
+        user.as_str(),
+        session,
+        before,
+        limit
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(session)
-    .bind(before)
-    .bind(limit)
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;

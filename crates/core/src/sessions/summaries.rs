@@ -27,20 +27,9 @@ pub async fn set_session(
     events: &[Uuid],
     now: DateTime<Utc>,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE sessions SET summary = $4, summary_event_ids = $5, embedding = $6, embedding_model = $7, embedding_dims = $8,
+    sqlx::query!("UPDATE sessions SET summary = $4, summary_event_ids = $5, embedding = $6, embedding_model = $7, embedding_dims = $8,
                 summarized_at = $9, ended_at = coalesce(ended_at, last_event_at)
-          WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3",
-    )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(session)
-    .bind(summary.text)
-    .bind(events)
-    .bind(summary.embedding.to_pgvector())
-    .bind(summary.model)
-    .bind(summary.embedding.dims() as i32)
-    .bind(now)
+          WHERE tenant_id = $1 AND user_id = $2 AND session_id = $3", tenant.as_str(), user.as_str(), session, summary.text, events, summary.embedding.to_pgvector() as _, summary.model, summary.embedding.dims() as i32, now)
     .execute(conn)
     .await?;
     Ok(())
@@ -64,33 +53,35 @@ pub async fn add_period(
     sessions: &[&str],
     now: DateTime<Utc>,
 ) -> sqlx::Result<bool> {
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO period_summaries (tenant_id, id, user_id, period, period_start, period_end, summary, session_ids,
                                        embedding, embedding_model, embedding_dims, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
          ON CONFLICT (tenant_id, user_id, period, period_start) DO NOTHING",
+        tenant.as_str(),
+        Uuid::now_v7(),
+        user.as_str(),
+        period.kind,
+        period.start,
+        period.end,
+        summary.text,
+        sessions as _,
+        summary.embedding.to_pgvector() as _,
+        summary.model,
+        summary.embedding.dims() as i32,
+        now
     )
-    .bind(tenant.as_str())
-    .bind(Uuid::now_v7())
-    .bind(user.as_str())
-    .bind(period.kind)
-    .bind(period.start)
-    .bind(period.end)
-    .bind(summary.text)
-    .bind(sessions)
-    .bind(summary.embedding.to_pgvector())
-    .bind(summary.model)
-    .bind(summary.embedding.dims() as i32)
-    .bind(now)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("UPDATE sessions SET archived_at = $4 WHERE tenant_id = $1 AND user_id = $2 AND session_id = ANY($3)")
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(sessions)
-        .bind(now)
-        .execute(conn)
-        .await?;
+    sqlx::query!(
+        "UPDATE sessions SET archived_at = $4 WHERE tenant_id = $1 AND user_id = $2 AND session_id = ANY($3)",
+        tenant.as_str(),
+        user.as_str(),
+        sessions as _,
+        now
+    )
+    .execute(conn)
+    .await?;
     Ok(inserted.rows_affected() == 1)
 }
 
@@ -103,25 +94,26 @@ pub async fn clear(
     user: &UserId,
     sessions: &[String],
 ) -> sqlx::Result<u64> {
-    let cleared = sqlx::query(
+    let cleared = sqlx::query!(
         "UPDATE sessions SET summary = NULL, summary_event_ids = '{}', summary_history = '[]', embedding = NULL,
                 embedding_model = NULL, embedding_dims = NULL, summarized_at = NULL, archived_at = NULL
           WHERE tenant_id = $1 AND user_id = $2 AND session_id = ANY($3)
             AND (summary IS NOT NULL OR summary_history <> '[]')",
+        tenant.as_str(),
+        user.as_str(),
+        sessions
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(sessions)
     .execute(&mut *conn)
     .await?
     .rows_affected();
-    let periods =
-        sqlx::query("DELETE FROM period_summaries WHERE tenant_id = $1 AND user_id = $2 AND session_ids && $3")
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(sessions)
-            .execute(conn)
-            .await?
-            .rows_affected();
+    let periods = sqlx::query!(
+        "DELETE FROM period_summaries WHERE tenant_id = $1 AND user_id = $2 AND session_ids && $3",
+        tenant.as_str(),
+        user.as_str(),
+        sessions
+    )
+    .execute(conn)
+    .await?
+    .rows_affected();
     Ok(cleared + periods)
 }

@@ -34,8 +34,6 @@ const MAX_BACKOFF_SECS: i64 = 3600;
 /// Rows taken per round; each is a different subscription and user.
 const BATCH: i64 = 32;
 const POLL: Duration = Duration::from_millis(500);
-/// How long the record of attempts is kept.
-const KEEP_ATTEMPTS: &str = "7 days";
 
 /// The running delivery loop of a worker.
 pub struct Deliverer {
@@ -118,8 +116,9 @@ async fn deliver_due(
     settings: &WebhookSettings,
     lease: Duration,
 ) -> sqlx::Result<usize> {
-    let due: Vec<Due> = sqlx::query_as(
-        "WITH due AS (
+    let due: Vec<Due> = sqlx::query_as!(
+        Due,
+        r#"WITH due AS (
              SELECT o.id FROM webhook_outbox o
                JOIN webhooks w ON w.tenant_id = o.tenant_id AND w.id = o.webhook_id
               WHERE o.next_attempt_at <= now()
@@ -129,11 +128,11 @@ async fn deliver_due(
          UPDATE webhook_outbox o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1
            FROM due, webhooks w
           WHERE o.id = due.id AND w.tenant_id = o.tenant_id AND w.id = o.webhook_id
-         RETURNING o.id, o.tenant_id, o.webhook_id, o.event, o.user_id, o.memory_id, o.details, o.created_at,
-                   o.attempts, w.url, w.secret",
+         RETURNING o.id AS "id!", o.tenant_id AS "tenant_id!", o.webhook_id AS "webhook_id!", o.event AS "event!", o.user_id, o.memory_id, o.details AS "details!", o.created_at AS "created_at!",
+                   o.attempts AS "attempts!", w.url AS "url!", w.secret AS "secret!""#,
+        BATCH,
+        lease.as_secs_f64()
     )
-    .bind(BATCH)
-    .bind(lease.as_secs_f64())
     .fetch_all(pool)
     .await?;
     let taken = due.len();
@@ -180,39 +179,37 @@ async fn deliver_one(
     match attempt.outcome {
         "failed" => {
             let wait = (1i64 << (row.attempts - 1).clamp(0, 12)).min(MAX_BACKOFF_SECS);
-            sqlx::query(
+            sqlx::query!(
                 "UPDATE webhook_outbox SET next_attempt_at = now() + make_interval(secs => $2), last_error = $3
                   WHERE id = $1 AND attempts = $4",
+                row.id,
+                wait as f64,
+                attempt.error.as_deref(),
+                row.attempts
             )
-            .bind(row.id)
-            .bind(wait as f64)
-            .bind(&attempt.error)
-            .bind(row.attempts)
             .execute(&mut *tx)
             .await?;
         }
         _ => {
-            sqlx::query("DELETE FROM webhook_outbox WHERE id = $1 AND attempts = $2")
-                .bind(row.id)
-                .bind(row.attempts)
+            sqlx::query!("DELETE FROM webhook_outbox WHERE id = $1 AND attempts = $2", row.id, row.attempts)
                 .execute(&mut *tx)
                 .await?;
         }
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO webhook_deliveries (tenant_id, webhook_id, delivery_id, event, attempt, outcome, status_code,
                                          error, duration_ms)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        &row.tenant_id,
+        row.webhook_id,
+        row.id,
+        &row.event,
+        row.attempts,
+        attempt.outcome,
+        attempt.status_code,
+        attempt.error.as_deref(),
+        started.elapsed().as_millis().min(i32::MAX as u128) as i32
     )
-    .bind(&row.tenant_id)
-    .bind(row.webhook_id)
-    .bind(row.id)
-    .bind(&row.event)
-    .bind(row.attempts)
-    .bind(attempt.outcome)
-    .bind(attempt.status_code)
-    .bind(&attempt.error)
-    .bind(started.elapsed().as_millis().min(i32::MAX as u128) as i32)
     .execute(&mut *tx)
     .await?;
     tx.commit().await
@@ -275,11 +272,12 @@ async fn body_of(pool: &PgPool, row: &Due) -> sqlx::Result<Value> {
     }
     let carries_content = Event::ALL.iter().any(|e| e.as_str() == row.event && e.carries_content());
     if let (true, Some(memory)) = (carries_content, row.memory_id) {
-        let found: Option<(String, String, Option<String>, Option<String>)> = sqlx::query_as(
+        let found: Option<(String, String, Option<String>, Option<String>)> = sqlx::query!(
             "SELECT content, category, key, value FROM memories WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'",
+            &row.tenant_id,
+            memory
         )
-        .bind(&row.tenant_id)
-        .bind(memory)
+        .map(|r| (r.content, r.category, r.key, r.value))
         .fetch_optional(pool)
         .await?;
         let (content, category, key, value) =
@@ -301,14 +299,13 @@ async fn body_of(pool: &PgPool, row: &Due) -> sqlx::Result<Value> {
     Ok(Value::Object(body))
 }
 
-/// Drops the record of attempts older than [`KEEP_ATTEMPTS`], and rows of the outbox whose
+/// Drops the record of attempts older than 7 days, and rows of the outbox whose
 /// subscription was deleted while a change that saw it was being written.
 async fn prune(pool: &PgPool) -> sqlx::Result<()> {
-    let sql = format!("DELETE FROM webhook_deliveries WHERE attempted_at < now() - interval '{KEEP_ATTEMPTS}'");
-    sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await?;
-    sqlx::query(
+    sqlx::query!("DELETE FROM webhook_deliveries WHERE attempted_at < now() - interval '7 days'").execute(pool).await?;
+    sqlx::query!(
         "DELETE FROM webhook_outbox o
-          WHERE NOT EXISTS (SELECT FROM webhooks w WHERE w.tenant_id = o.tenant_id AND w.id = o.webhook_id)",
+          WHERE NOT EXISTS (SELECT FROM webhooks w WHERE w.tenant_id = o.tenant_id AND w.id = o.webhook_id)"
     )
     .execute(pool)
     .await?;
@@ -317,10 +314,10 @@ async fn prune(pool: &PgPool) -> sqlx::Result<()> {
 
 /// Seconds since the oldest waiting row whose subscription exists was written; 0 when none waits.
 async fn oldest_age(pool: &PgPool) -> sqlx::Result<f64> {
-    let age: Option<f64> = sqlx::query_scalar(
-        "SELECT extract(epoch FROM now() - o.created_at)::float8 FROM webhook_outbox o
+    let age: Option<f64> = sqlx::query_scalar!(
+        r#"SELECT extract(epoch FROM now() - o.created_at)::float8 AS "age!" FROM webhook_outbox o
            JOIN webhooks w ON w.tenant_id = o.tenant_id AND w.id = o.webhook_id
-          ORDER BY o.id LIMIT 1",
+          ORDER BY o.id LIMIT 1"#
     )
     .fetch_optional(pool)
     .await?;

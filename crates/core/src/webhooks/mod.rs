@@ -118,16 +118,16 @@ pub async fn create(
     let secret = format!("whsec_{}", deliver::hex(&bytes));
     let id = Uuid::now_v7();
     let names: Vec<&str> = events.iter().map(|e| e.as_str()).collect();
-    let created_at: DateTime<Utc> = sqlx::query_scalar(
+    let created_at: DateTime<Utc> = sqlx::query_scalar!(
         "INSERT INTO webhooks (tenant_id, id, url, events, secret, description) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING created_at",
+        tenant.as_str(),
+        id,
+        url,
+        &names as _,
+        &secret,
+        description
     )
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(url)
-    .bind(&names)
-    .bind(&secret)
-    .bind(description)
     .fetch_one(conn)
     .await?;
     Ok(CreatedWebhook {
@@ -142,27 +142,28 @@ pub async fn create(
 
 /// The tenant's subscriptions, oldest first, with what waits for each.
 pub async fn list(conn: &mut PgConnection, tenant: &TenantId) -> sqlx::Result<Vec<Webhook>> {
-    sqlx::query_as(
-        "SELECT w.id, w.url, w.events, w.description, w.created_at,
-                count(o.id) AS pending, min(o.created_at) AS oldest_pending_at
+    sqlx::query_as!(
+        Webhook,
+        r#"SELECT w.id, w.url, w.events, w.description, w.created_at,
+                count(o.id) AS "pending!", min(o.created_at) AS "oldest_pending_at?"
            FROM webhooks w LEFT JOIN webhook_outbox o ON o.tenant_id = w.tenant_id AND o.webhook_id = w.id
           WHERE w.tenant_id = $1
-          GROUP BY w.tenant_id, w.id ORDER BY w.created_at, w.id",
+          GROUP BY w.tenant_id, w.id ORDER BY w.created_at, w.id"#,
+        tenant.as_str()
     )
-    .bind(tenant.as_str())
     .fetch_all(conn)
     .await
 }
 
 /// Removes a subscription with what waits for it and its record; whether it existed.
 pub async fn delete(conn: &mut PgConnection, tenant: &TenantId, id: Uuid) -> sqlx::Result<bool> {
-    for table in ["webhook_outbox", "webhook_deliveries"] {
-        let sql = format!("DELETE FROM {table} WHERE tenant_id = $1 AND webhook_id = $2");
-        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(id).execute(&mut *conn).await?;
-    }
-    let done = sqlx::query("DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2")
-        .bind(tenant.as_str())
-        .bind(id)
+    sqlx::query!("DELETE FROM webhook_outbox WHERE tenant_id = $1 AND webhook_id = $2", tenant.as_str(), id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2", tenant.as_str(), id)
+        .execute(&mut *conn)
+        .await?;
+    let done = sqlx::query!("DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2", tenant.as_str(), id)
         .execute(conn)
         .await?;
     Ok(done.rows_affected() > 0)
@@ -175,21 +176,24 @@ pub async fn deliveries(
     id: Uuid,
     limit: i64,
 ) -> sqlx::Result<Option<Vec<Delivery>>> {
-    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT FROM webhooks WHERE tenant_id = $1 AND id = $2)")
-        .bind(tenant.as_str())
-        .bind(id)
-        .fetch_one(&mut *conn)
-        .await?;
+    let exists: bool = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT FROM webhooks WHERE tenant_id = $1 AND id = $2) AS "exists!""#,
+        tenant.as_str(),
+        id
+    )
+    .fetch_one(&mut *conn)
+    .await?;
     if !exists {
         return Ok(None);
     }
-    let found = sqlx::query_as(
+    let found = sqlx::query_as!(
+        Delivery,
         "SELECT delivery_id, event, attempt, outcome, status_code, error, duration_ms, attempted_at
            FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 ORDER BY id DESC LIMIT $3",
+        tenant.as_str(),
+        id,
+        limit
     )
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(limit)
     .fetch_all(conn)
     .await?;
     Ok(Some(found))
@@ -198,12 +202,12 @@ pub async fn deliveries(
 /// In the deletion's transaction, after the user's rows are gone (the outbox's among
 /// them): a `user.deleted` for each subscriber to it.
 pub async fn user_deleted(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<()> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO webhook_outbox (tenant_id, webhook_id, event, user_id)
          SELECT tenant_id, id, 'user.deleted', $2 FROM webhooks WHERE tenant_id = $1 AND 'user.deleted' = ANY (events)",
+        tenant.as_str(),
+        user.as_str()
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
     .execute(conn)
     .await?;
     Ok(())

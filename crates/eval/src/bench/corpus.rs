@@ -204,12 +204,12 @@ fn with_size(
 
 /// How many memories the corpus holds, planted near-duplicates included.
 pub async fn count(pool: &PgPool) -> sqlx::Result<i64> {
-    sqlx::query_scalar("SELECT count(*) FROM memories WHERE tenant_id = 'bench'").fetch_one(pool).await
+    sqlx::query_scalar!(r#"SELECT count(*) AS "n!" FROM memories WHERE tenant_id = 'bench'"#).fetch_one(pool).await
 }
 
 /// How many raw turns the corpus holds.
 pub async fn count_events(pool: &PgPool) -> sqlx::Result<i64> {
-    sqlx::query_scalar("SELECT count(*) FROM events WHERE tenant_id = 'bench'").fetch_one(pool).await
+    sqlx::query_scalar!(r#"SELECT count(*) AS "n!" FROM events WHERE tenant_id = 'bench'"#).fetch_one(pool).await
 }
 
 /// The centroids and noise vectors, to compose query vectors like the corpus's.
@@ -340,9 +340,9 @@ pub async fn ensure_graph(pool: &PgPool, size: CorpusSize) -> anyhow::Result<f64
 /// was missing).
 pub async fn ensure_graph_rows(pool: &PgPool, limit: i64) -> anyhow::Result<f64> {
     let started = Instant::now();
-    let missing: Vec<String> = sqlx::query_scalar(
-        "SELECT DISTINCT user_id FROM relations WHERE tenant_id = 'bench' AND user_id <> 'large'
-         EXCEPT SELECT user_id FROM user_graphs WHERE tenant_id = 'bench'",
+    let missing: Vec<String> = sqlx::query_scalar!(
+        r#"SELECT DISTINCT user_id AS "user_id!" FROM relations WHERE tenant_id = 'bench' AND user_id <> 'large'
+         EXCEPT SELECT user_id FROM user_graphs WHERE tenant_id = 'bench'"#
     )
     .fetch_all(pool)
     .await?;
@@ -366,5 +366,5 @@ pub async fn ensure_graph_rows(pool: &PgPool, limit: i64) -> anyhow::Result<f64>
 
 /// How many relations the corpus's graph holds.
 pub async fn count_relations(pool: &PgPool) -> sqlx::Result<i64> {
-    sqlx::query_scalar("SELECT count(*) FROM relations WHERE tenant_id = 'bench'").fetch_one(pool).await
+    sqlx::query_scalar!(r#"SELECT count(*) AS "n!" FROM relations WHERE tenant_id = 'bench'"#).fetch_one(pool).await
 }

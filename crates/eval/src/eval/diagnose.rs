@@ -70,22 +70,23 @@ pub async fn trace(
     served: &Served<'_>,
     max_limit: usize,
 ) -> anyhow::Result<Vec<Trace>> {
-    let events: HashMap<String, Uuid> = sqlx::query_as::<_, (String, Uuid)>(
-        "SELECT metadata ->> 'dia_id', id FROM events WHERE user_id = $1 AND metadata ->> 'dia_id' = ANY($2)",
+    let events: HashMap<String, Uuid> = sqlx::query!(
+        r#"SELECT metadata ->> 'dia_id' AS "dia_id!", id FROM events WHERE user_id = $1 AND metadata ->> 'dia_id' = ANY($2)"#,
+        user,
+        evidence,
     )
-    .bind(user)
-    .bind(evidence)
+    .map(|row| (row.dia_id, row.id))
     .fetch_all(&harness.db.pool)
     .await?
     .into_iter()
     .collect();
     let ids: Vec<Uuid> = events.values().copied().collect();
-    let remembered: HashSet<Uuid> = sqlx::query_scalar::<_, Uuid>(
-        "SELECT DISTINCT s FROM memories, unnest(source_event_ids) s
-          WHERE user_id = $1 AND status = 'active' AND s = ANY($2)",
+    let remembered: HashSet<Uuid> = sqlx::query_scalar!(
+        r#"SELECT DISTINCT s AS "s!" FROM memories, unnest(source_event_ids) s
+          WHERE user_id = $1 AND status = 'active' AND s = ANY($2)"#,
+        user,
+        &ids,
     )
-    .bind(user)
-    .bind(&ids)
     .fetch_all(&harness.db.pool)
     .await?
     .into_iter()
@@ -138,17 +139,19 @@ pub(super) async fn shown(harness: &Harness, items: &[(String, String)]) -> anyh
     let mut shown: HashSet<Uuid> = ids(&|kind| kind == "event").into_iter().collect();
     let memories = ids(&|kind| kind == "fact" || kind == "insight");
     shown.extend(
-        sqlx::query_scalar::<_, Uuid>("SELECT DISTINCT s FROM memories, unnest(source_event_ids) s WHERE id = ANY($1)")
-            .bind(&memories)
-            .fetch_all(&harness.db.pool)
-            .await?,
+        sqlx::query_scalar!(
+            r#"SELECT DISTINCT s AS "s!" FROM memories, unnest(source_event_ids) s WHERE id = ANY($1)"#,
+            &memories
+        )
+        .fetch_all(&harness.db.pool)
+        .await?,
     );
     let relations = ids(&|kind| kind == "relation");
     shown.extend(
-        sqlx::query_scalar::<_, Uuid>(
-            "SELECT DISTINCT s FROM relations, unnest(source_event_ids) s WHERE id = ANY($1)",
+        sqlx::query_scalar!(
+            r#"SELECT DISTINCT s AS "s!" FROM relations, unnest(source_event_ids) s WHERE id = ANY($1)"#,
+            &relations,
         )
-        .bind(&relations)
         .fetch_all(&harness.db.pool)
         .await?,
     );

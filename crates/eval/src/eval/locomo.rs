@@ -310,8 +310,8 @@ async fn evidence_shown(harness: &Harness, items: &[(String, String)], evidence:
 
 /// The dia ids of the turns `ids`, by id (a turn without one is left out).
 pub(super) async fn dia_ids(harness: &Harness, ids: &[Uuid]) -> anyhow::Result<HashMap<Uuid, String>> {
-    Ok(sqlx::query_as::<_, (Uuid, Option<String>)>("SELECT id, metadata ->> 'dia_id' FROM events WHERE id = ANY($1)")
-        .bind(ids)
+    Ok(sqlx::query!("SELECT id, metadata ->> 'dia_id' AS dia_id FROM events WHERE id = ANY($1)", ids)
+        .map(|row| (row.id, row.dia_id))
         .fetch_all(&harness.db.pool)
         .await?
         .into_iter()

@@ -157,9 +157,11 @@ impl Harness {
     /// What raw events cost in storage: rows, and bytes per event (table, TOAST and
     /// indexes, and the embeddings alone).
     pub async fn event_storage(&self) -> anyhow::Result<Value> {
-        let (rows, total, vectors): (i64, i64, Option<f64>) = sqlx::query_as(
-            "SELECT count(*), pg_total_relation_size('events'), avg(pg_column_size(embedding))::float8 FROM events",
+        let (rows, total, vectors) = sqlx::query!(
+            r#"SELECT count(*) AS "rows!", pg_total_relation_size('events') AS "total!",
+                      avg(pg_column_size(embedding))::float8 AS vectors FROM events"#,
         )
+        .map(|row| (row.rows, row.total, row.vectors))
         .fetch_one(&self.db.pool)
         .await?;
         let per_event = if rows > 0 { total as f64 / rows as f64 } else { 0.0 };
@@ -170,12 +172,13 @@ impl Harness {
 
     /// Raw events against what consolidation keeps (active memories and summaries).
     pub async fn compression(&self) -> anyhow::Result<(i64, i64)> {
-        Ok(sqlx::query_as(
-            "SELECT (SELECT count(*) FROM events),
-                    (SELECT count(*) FROM memories WHERE status = 'active')
-                  + (SELECT count(*) FROM sessions WHERE summary IS NOT NULL AND summary <> '')
-                  + (SELECT count(*) FROM period_summaries)",
+        Ok(sqlx::query!(
+            r#"SELECT (SELECT count(*) FROM events) AS "events!",
+                      (SELECT count(*) FROM memories WHERE status = 'active')
+                    + (SELECT count(*) FROM sessions WHERE summary IS NOT NULL AND summary <> '')
+                    + (SELECT count(*) FROM period_summaries) AS "kept!""#,
         )
+        .map(|row| (row.events, row.kept))
         .fetch_one(&self.db.pool)
         .await?)
     }

@@ -77,26 +77,6 @@ pub fn names_in(query: &str, aliases: &Aliases) -> Vec<String> {
     names
 }
 
-/// SQL: the entities a query names in full (`$3`: [`names_in`]), by normal form or alias,
-/// each branch through its own index, with the names they are matched by in a query:
-/// normal form, aliases and first word (a person's first name).
-const NAMED: &str = "SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) AS names FROM entities
-     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = ANY($3)
-    UNION
-    SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) FROM entities
-     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND aliases && $3";
-
-/// SQL: people by their first name among `$3` ("Sam" for Sam Carter).
-const FIRST_NAMES: &str = "SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) AS names FROM entities
-     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
-       AND split_part(norm_name, ' ', 1) = ANY($3)";
-
-/// SQL: the eight entities whose name is likest one of the words `$3` by trigrams, at
-/// least `$4` (through `entities_trgm`; [`misspelt_among`] does the same in the service).
-const MISSPELT: &str = "SELECT e.id, max(similarity(e.norm_name, w))::float8 AS s FROM entities e, unnest($3::text[]) w
-     WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
-     GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $4 ORDER BY s DESC LIMIT 8";
-
 /// SQL: the three entities nearest the query vector `$3` of `dims` dimensions.
 fn nearest(dims: usize) -> String {
     format!(
@@ -126,8 +106,22 @@ pub async fn start(
     settings: &GraphSettings,
 ) -> sqlx::Result<Start> {
     let names = names_in(query, aliases);
-    let named: Vec<(Uuid, Vec<String>)> =
-        sqlx::query_as(NAMED).bind(tenant.as_str()).bind(user.as_str()).bind(&names).fetch_all(&mut *conn).await?;
+    // The entities the query names in full (`$3`: [`names_in`]), by normal form or alias,
+    // each branch through its own index, with the names they are matched by in a query:
+    // normal form, aliases and first word (a person's first name).
+    let named: Vec<(Uuid, Vec<String>)> = sqlx::query!(
+        r#"SELECT id AS "id!", aliases || norm_name || split_part(norm_name, ' ', 1) AS "names!" FROM entities
+     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND norm_name = ANY($3)
+    UNION
+    SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) FROM entities
+     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND aliases && $3"#,
+        tenant.as_str(),
+        user.as_str(),
+        &names
+    )
+    .map(|r| (r.id, r.names))
+    .fetch_all(&mut *conn)
+    .await?;
     let mut found: Vec<(Uuid, f64)> = named.iter().map(|(id, _)| (*id, 1.0)).collect();
     let mut seed_names: Vec<String> = named.into_iter().flat_map(|(_, names)| names).collect();
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
@@ -139,14 +133,15 @@ pub async fn start(
     if !from_events.is_empty() {
         let custom = own.get().await?;
         found.extend(
-            sqlx::query_as::<_, (Uuid, f64)>(
-                "SELECT DISTINCT unnest(ARRAY[subject_id, object_id]), $3::float8 FROM relations
-                  WHERE tenant_id = $1 AND source_event_ids && $2 AND status = 'active' AND user_id = $4",
+            sqlx::query!(
+                r#"SELECT DISTINCT unnest(ARRAY[subject_id, object_id]) AS "entity!", $3::float8 AS "weight!" FROM relations
+                  WHERE tenant_id = $1 AND source_event_ids && $2 AND status = 'active' AND user_id = $4"#,
+                tenant.as_str(),
+                from_events,
+                settings.hop_decay,
+                user.as_str()
             )
-            .bind(tenant.as_str())
-            .bind(from_events)
-            .bind(settings.hop_decay)
-            .bind(user.as_str())
+            .map(|r| (r.entity, r.weight))
             .fetch_all(custom)
             .await?,
         );
@@ -271,22 +266,35 @@ async fn one_by_one(
     vector: Option<&Embedding>,
     settings: &GraphSettings,
 ) -> sqlx::Result<Vec<Way>> {
-    let people: Vec<(Uuid, Vec<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(format!("{FIRST_NAMES} LIMIT 8")))
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .bind(names)
-        .fetch_all(&mut *conn)
-        .await?;
+    // People by their first name among `$3` ("Sam" for Sam Carter).
+    let people: Vec<(Uuid, Vec<String>)> = sqlx::query!(
+        r#"SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) AS "names!" FROM entities
+     WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND type = 'person'
+       AND split_part(norm_name, ' ', 1) = ANY($3) LIMIT 8"#,
+        tenant.as_str(),
+        user.as_str(),
+        names
+    )
+    .map(|r| (r.id, r.names))
+    .fetch_all(&mut *conn)
+    .await?;
     let mut ways: Vec<Way> =
         people.into_iter().map(|(id, names)| Way { id, similarity: 1.0, names, named: true }).collect();
     if ways.is_empty() && !long.is_empty() {
-        let misspelt: Vec<(Uuid, f64)> = sqlx::query_as(MISSPELT)
-            .bind(tenant.as_str())
-            .bind(user.as_str())
-            .bind(long)
-            .bind(settings.name_similarity as f64)
-            .fetch_all(own.get().await?)
-            .await?;
+        // The eight entities whose name is likest one of the words `$3` by trigrams, at
+        // least `$4` (through `entities_trgm`; [`misspelt_among`] does the same in the service).
+        let misspelt: Vec<(Uuid, f64)> = sqlx::query!(
+            r#"SELECT e.id, max(similarity(e.norm_name, w))::float8 AS "s!" FROM entities e, unnest($3::text[]) w
+     WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.status = 'active' AND e.norm_name % w
+     GROUP BY e.id HAVING max(similarity(e.norm_name, w)) >= $4 ORDER BY "s!" DESC LIMIT 8"#,
+            tenant.as_str(),
+            user.as_str(),
+            long as _,
+            settings.name_similarity as f64
+        )
+        .map(|r| (r.id, r.s))
+        .fetch_all(own.get().await?)
+        .await?;
         ways.extend(misspelt.into_iter().map(|(id, similarity)| Way::by(id, similarity, true)));
     }
     if let (true, Some(vector)) = (ways.is_empty(), vector) {

@@ -16,8 +16,7 @@
 mod format;
 
 use chrono::{DateTime, Utc};
-use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use engram_base::domain::{TenantId, UserId};
@@ -25,23 +24,25 @@ use format::quantise;
 pub use format::{Entity, Ids, Relation, UserGraph, Vector};
 
 /// A user's graph row as read: [`Stored::graph`] borrows from it.
-pub struct Stored(PgRow);
+pub struct Stored(Vec<u8>);
 
 impl Stored {
     /// The graph, if this version reads the value.
     pub fn graph(&self) -> Option<UserGraph<'_>> {
-        self.0.try_get::<&[u8], _>(0).ok().and_then(UserGraph::decode)
+        UserGraph::decode(&self.0)
     }
 }
 
 /// The user's graph row, if they have one.
 pub async fn read(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<Option<Stored>> {
-    let row = sqlx::query("SELECT body FROM user_graphs WHERE tenant_id = $1 AND user_id = $2")
-        .bind(tenant.as_str())
-        .bind(user.as_str())
-        .fetch_optional(conn)
-        .await?;
-    Ok(row.map(Stored))
+    let row = sqlx::query!(
+        "SELECT body FROM user_graphs WHERE tenant_id = $1 AND user_id = $2",
+        tenant.as_str(),
+        user.as_str()
+    )
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|r| Stored(r.body)))
 }
 
 /// An entity as [`refresh`] reads it from its table.
@@ -115,38 +116,41 @@ fn value(entities: &[EntityRow], relations: &[RelationRow]) -> Vec<u8> {
 pub async fn refresh(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, limit: i64) -> sqlx::Result<()> {
     // Counted first, through the indexes: a user over the limit would otherwise have up to
     // `limit` rows and their vectors read at every change, only for the row to be deleted.
-    let (entity_count, relation_count): (i64, i64) = sqlx::query_as(
-        "SELECT (SELECT count(*) FROM (SELECT FROM entities
-                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' LIMIT $3) e),
+    let (entity_count, relation_count): (i64, i64) = sqlx::query!(
+        r#"SELECT (SELECT count(*) FROM (SELECT FROM entities
+                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' LIMIT $3) e) AS "entities!",
                 (SELECT count(*) FROM (SELECT FROM relations
-                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' LIMIT $3) r)",
+                  WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' LIMIT $3) r) AS "relations!""#,
+        tenant.as_str(),
+        user.as_str(),
+        limit + 1
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(limit + 1)
+    .map(|r| (r.entities, r.relations))
     .fetch_one(&mut *conn)
     .await?;
     let over = |n: i64| n > limit;
     if relation_count == 0 || over(entity_count) || over(relation_count) {
         return forget(conn, tenant, user).await;
     }
-    let entities: Vec<EntityRow> = sqlx::query_as(
-        "SELECT id, name, norm_name, type = 'person' AS person, aliases, embedding::vector AS vector FROM entities
-          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' ORDER BY id LIMIT $3",
+    let entities: Vec<EntityRow> = sqlx::query_as!(
+        EntityRow,
+        r#"SELECT id, name, norm_name, type = 'person' AS "person!", aliases, embedding::vector AS "vector?: pgvector::Vector" FROM entities
+          WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' ORDER BY id LIMIT $3"#,
+        tenant.as_str(),
+        user.as_str(),
+        limit + 1
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(limit + 1)
     .fetch_all(&mut *conn)
     .await?;
-    let relations: Vec<RelationRow> = sqlx::query_as(
-        "SELECT id, subject_id, object_id, predicate, fact, valid_from, valid_to, updated_at, source_event_ids,
-                embedding::vector AS vector
-           FROM relations WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' ORDER BY id LIMIT $3",
+    let relations: Vec<RelationRow> = sqlx::query_as!(
+        RelationRow,
+        r#"SELECT id, subject_id, object_id, predicate, fact, valid_from, valid_to, updated_at, source_event_ids,
+                embedding::vector AS "vector?: pgvector::Vector"
+           FROM relations WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' ORDER BY id LIMIT $3"#,
+        tenant.as_str(),
+        user.as_str(),
+        limit + 1
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(limit + 1)
     .fetch_all(&mut *conn)
     .await?;
     // Changed since the count by another transaction: the same rule.
@@ -154,13 +158,13 @@ pub async fn refresh(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, 
         forget(conn, tenant, user).await?;
         return Ok(());
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO user_graphs (tenant_id, user_id, body) VALUES ($1, $2, $3)
          ON CONFLICT (tenant_id, user_id) DO UPDATE SET body = EXCLUDED.body, built_at = now()",
+        tenant.as_str(),
+        user.as_str(),
+        value(&entities, &relations)
     )
-    .bind(tenant.as_str())
-    .bind(user.as_str())
-    .bind(value(&entities, &relations))
     .execute(conn)
     .await?;
     Ok(())
@@ -168,9 +172,7 @@ pub async fn refresh(conn: &mut PgConnection, tenant: &TenantId, user: &UserId, 
 
 /// Deletes the user's graph row.
 pub async fn forget(conn: &mut PgConnection, tenant: &TenantId, user: &UserId) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM user_graphs WHERE tenant_id = $1 AND user_id = $2")
-        .bind(tenant.as_str())
-        .bind(user.as_str())
+    sqlx::query!("DELETE FROM user_graphs WHERE tenant_id = $1 AND user_id = $2", tenant.as_str(), user.as_str())
         .execute(conn)
         .await?;
     Ok(())

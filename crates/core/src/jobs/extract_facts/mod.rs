@@ -26,7 +26,7 @@ use super::checkpoints;
 use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::privacy::forget;
-use engram_base::domain::{Category, Role};
+use engram_base::domain::{Category, Role, TenantId, UserId};
 use engram_language::facts::{self, Found};
 use engram_language::secrets::{redact, sensitive_kinds};
 use engram_language::text::sentences;
@@ -105,16 +105,17 @@ impl<'de> Deserialize<'de> for Triggers {
 /// Users with events after their `extract_facts` watermark.
 pub async fn candidates(pool: &PgPool, scope: &Scope) -> sqlx::Result<Vec<Candidate>> {
     let (tenant, user) = scope.columns();
-    sqlx::query_as(
-        "SELECT s.tenant_id, s.user_id FROM sessions s
+    sqlx::query!(
+        r#"SELECT s.tenant_id AS "tenant_id!: TenantId", s.user_id AS "user_id!: UserId" FROM sessions s
           LEFT JOIN job_checkpoints k ON k.tenant_id = s.tenant_id AND k.job = 'extract_facts' AND k.user_id = s.user_id
           WHERE ($1::text IS NULL OR s.tenant_id = $1) AND ($2::text IS NULL OR s.user_id = $2)
           GROUP BY s.tenant_id, s.user_id
          HAVING EXISTS (SELECT 1 FROM events e WHERE e.tenant_id = s.tenant_id AND e.user_id = s.user_id
-                           AND e.seq > coalesce(max((k.state ->> 'seq')::bigint), 0))",
+                           AND e.seq > coalesce(max((k.state ->> 'seq')::bigint), 0))"#,
+        tenant,
+        user
     )
-    .bind(tenant)
-    .bind(user)
+    .map(|r| (r.tenant_id, r.user_id))
     .fetch_all(pool)
     .await
 }
@@ -207,14 +208,15 @@ pub async fn run_unit(
 
 /// The user's events after `watermark`, oldest first, at most `limit`.
 async fn new_events(conn: &mut PgConnection, unit: &Unit<'_>, watermark: i64, limit: i64) -> sqlx::Result<Vec<Event>> {
-    let rows: Vec<(Uuid, i64, String, Role, String, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT id, seq, session_id, role, content, created_at FROM events
-          WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
+    let rows: Vec<(Uuid, i64, String, Role, String, DateTime<Utc>)> = sqlx::query!(
+        r#"SELECT id, seq, session_id, role AS "role: Role", content, created_at FROM events
+          WHERE tenant_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq LIMIT $4"#,
+        unit.tenant.as_str(),
+        unit.user.as_str(),
+        watermark,
+        limit
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
-    .bind(watermark)
-    .bind(limit)
+    .map(|r| (r.id, r.seq, r.session_id, r.role, r.content, r.created_at))
     .fetch_all(conn)
     .await?;
     Ok(rows

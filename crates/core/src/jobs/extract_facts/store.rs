@@ -32,14 +32,15 @@ pub(super) async fn store(
     let mut supersedes: Vec<(Uuid, &str)> =
         resolves.map(|id| (id, "the LLM resolved the new statement as an update")).into_iter().collect();
     if let (Some(key), Some(value)) = (&found.key, &found.value) {
-        let existing: Vec<Existing> = sqlx::query_as(
+        let existing: Vec<Existing> = sqlx::query_as!(
+            Existing,
             "SELECT id, content, source_event_ids, created_at FROM memories
               WHERE tenant_id = $1 AND user_id = $2 AND status = 'active' AND category = $3 AND key = $4",
+            unit.tenant.as_str(),
+            unit.user.as_str(),
+            found.category.as_str(),
+            key
         )
-        .bind(unit.tenant.as_str())
-        .bind(unit.user.as_str())
-        .bind(found.category.as_str())
-        .bind(key)
         .fetch_all(&mut *conn)
         .await?;
         for old in existing {
@@ -117,12 +118,13 @@ pub(super) struct Correction {
 }
 
 pub(super) async fn open_corrections(conn: &mut PgConnection, unit: &Unit<'_>) -> sqlx::Result<Vec<Correction>> {
-    let rows: Vec<(Uuid, Option<Uuid>)> = sqlx::query_as(
+    let rows: Vec<(Uuid, Option<Uuid>)> = sqlx::query!(
         "SELECT memory_id, event_id FROM feedback
           WHERE tenant_id = $1 AND user_id = $2 AND kind IN ('wrong', 'outdated') AND resolved_at IS NULL",
+        unit.tenant.as_str(),
+        unit.user.as_str()
     )
-    .bind(unit.tenant.as_str())
-    .bind(unit.user.as_str())
+    .map(|r| (r.memory_id, r.event_id))
     .fetch_all(conn)
     .await?;
     Ok(rows.into_iter().map(|(memory_id, event_id)| Correction { memory_id, event_id }).collect())
@@ -173,12 +175,8 @@ async fn same_session_within_hour(
     if (event.created_at - old.created_at).num_minutes().abs() > 60 {
         return Ok(false);
     }
-    let session: Option<String> = sqlx::query_scalar(
-        "SELECT e.session_id FROM memories m JOIN events e ON e.tenant_id = m.tenant_id AND e.id = m.source_event_ids[1]
-          WHERE m.tenant_id = $1 AND m.id = $2",
-    )
-    .bind(unit.tenant.as_str())
-    .bind(old.id)
+    let session: Option<String> = sqlx::query_scalar!("SELECT e.session_id FROM memories m JOIN events e ON e.tenant_id = m.tenant_id AND e.id = m.source_event_ids[1]
+          WHERE m.tenant_id = $1 AND m.id = $2", unit.tenant.as_str(), old.id)
     .fetch_optional(conn)
     .await?;
     Ok(session.as_deref() == Some(event.session_id.as_str()))
