@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::memories::{self, Change};
 use engram_base::configuration::CorrectionSettings;
 use engram_base::db::Database;
-use engram_base::domain::{MemoryId, TenantId, UserId, ValidationError};
+use engram_base::domain::{MemoryId, Owner, TenantId, UserId, ValidationError};
 use engram_language::configured::Patterns;
 
 /// A client's verdict on a memory it was served.
@@ -80,7 +80,7 @@ impl Detector {
         .fetch_all(&mut *conn)
         .await?;
         for &memory in &served {
-            record(conn, tenant, user, memory, Verdict::Wrong, "detected", None, Some(event_id)).await?;
+            record(conn, Owner::new(tenant, user), memory, Verdict::Wrong, "detected", None, Some(event_id)).await?;
         }
         Ok(served.len())
     }
@@ -120,7 +120,8 @@ pub async fn submit(db: &Database, tenant: &TenantId, request: FeedbackRequest) 
     if memories::get(&mut tx, tenant, &user, memory).await?.is_none() {
         return Err(FeedbackError::NotFound(memory));
     }
-    let id = record(&mut tx, tenant, &user, memory, verdict, "feedback", request.note.as_deref(), None).await?;
+    let id =
+        record(&mut tx, Owner::new(tenant, &user), memory, verdict, "feedback", request.note.as_deref(), None).await?;
     tx.commit().await?;
     Ok((id, verdict.corrects()))
 }
@@ -138,17 +139,16 @@ pub async fn resolve(conn: &mut PgConnection, tenant: &TenantId, memories: &[Uui
 }
 
 /// A feedback row; a correction also halves the memory's confidence, with history.
-#[allow(clippy::too_many_arguments)]
 async fn record(
     conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     memory: Uuid,
     kind: Verdict,
     source: &str,
     note: Option<&str>,
     event_id: Option<Uuid>,
 ) -> sqlx::Result<Uuid> {
+    let Owner { tenant, user } = owner;
     let id = Uuid::now_v7();
     sqlx::query!(
         "INSERT INTO feedback (tenant_id, id, user_id, memory_id, kind, source, note, event_id)

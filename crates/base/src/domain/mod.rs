@@ -5,12 +5,14 @@ mod actor;
 pub mod event;
 mod ids;
 mod kinds;
+mod owner;
 
 pub use actor::Actor;
 pub use engram_language::facts::Category;
 pub use event::{NewEvent, Role};
 pub use ids::{ClientEventId, Cursor, EntityId, MemoryId, RunId, SessionId, TenantId, UserId};
 pub use kinds::{Kind, ResultKind};
+pub use owner::Owner;
 
 /// A client mistake in one named field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

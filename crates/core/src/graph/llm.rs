@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::{EntityType, Graph, Predicate};
 use super::{Extracted, Triple};
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::Owner;
 use engram_base::models::{Llm, ModelError, Prompts, TokenBudget};
 use engram_language::relations::mention::Mention;
 use engram_language::relations::names::normalise;
@@ -56,17 +56,16 @@ pub struct Found {
 
 /// Asks the LLM for the relations in `messages` (the user's, sensitive data already
 /// removed) and checks every one.
-#[allow(clippy::too_many_arguments)]
 pub async fn extract(
     conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     llm: &Llm,
     prompts: &Prompts,
     graph: &Graph,
     messages: &[&str],
     max_tokens: u64,
 ) -> Result<Found, anyhow::Error> {
+    let Owner { tenant, user } = owner;
     let known: Vec<(Uuid, String, String, bool)> = sqlx::query!(
         "SELECT id, name, type, is_user FROM entities WHERE tenant_id = $1 AND user_id = $2 AND status = 'active'
           ORDER BY last_seen DESC LIMIT $3",

@@ -10,7 +10,7 @@ use super::Action;
 use super::EntityStatus;
 use super::store::{Target, record};
 use crate::memories::Change;
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Owner, TenantId, UserId};
 use engram_language::relations::names::distinct;
 
 /// Merges entity `from` into `into`: its names become aliases, its relations move
@@ -56,8 +56,7 @@ pub async fn merge(
     let after = json!({"status": "merged", "merged_into": into, "moved_subjects": subjects, "moved_objects": objects});
     record(
         conn,
-        tenant,
-        user,
+        Owner::new(tenant, user),
         Target::Entity(from),
         Action::Merged,
         Some(json!({"status": "active"})),
@@ -145,8 +144,7 @@ pub async fn restore(
     let before = json!({"status": "merged", "merged_into": into});
     record(
         conn,
-        tenant,
-        user,
+        Owner::new(tenant, user),
         Target::Entity(id),
         Action::Restored,
         Some(before),

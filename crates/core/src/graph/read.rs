@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::retrieve::{Seed, walk};
 use super::{Action, EntityStatus, EntityType, Graph, RelationStatus};
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Owner, TenantId, UserId};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Entity {
@@ -214,7 +214,7 @@ pub async fn neighbourhood(
     as_of: Option<DateTime<Utc>>,
 ) -> sqlx::Result<(Vec<Entity>, Vec<Relation>)> {
     let seeds = [Seed { entity, weight: 1.0 }];
-    let steps = walk(conn, tenant, user, &seeds, depth, &graph.settings, as_of, None).await?;
+    let steps = walk(conn, Owner::new(tenant, user), &seeds, depth, &graph.settings, as_of, None).await?;
     let ids: Vec<Uuid> = steps.iter().map(|s| s.relation).collect();
     relations_and_entities(conn, tenant, user, &ids, Some(entity)).await
 }

@@ -9,6 +9,7 @@ use super::Action;
 use super::store::{Said, Target, Writer, Written, record};
 use super::{Exclusive, Predicate};
 use crate::memories::Change;
+use engram_base::domain::Owner;
 use engram_language::technologies::technologies;
 
 /// The turns a relation keeps as its sources: the latest ones. The relations' edge index
@@ -19,7 +20,10 @@ const MAX_SOURCES: i32 = 64;
 impl Writer<'_> {
     /// States `subject predicate object`: said again, it gains the turn as a source; new,
     /// it ends the edges it replaces (see [`Predicate::exclusive`]) and `ended`'s.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a relation's three parts, the turn that says it and the edge it ends"
+    )]
     pub(super) async fn relate(
         &self,
         conn: &mut PgConnection,
@@ -92,8 +96,16 @@ impl Writer<'_> {
             .await?;
         let after = json!({"subject": subject_name, "predicate": predicate.as_str(), "object": object_name,
                            "fact": said.sentence, "valid_from": said.at});
-        record(conn, self.tenant, self.user, Target::Relation(id), Action::Created, None, Some(after), &self.change)
-            .await?;
+        record(
+            conn,
+            Owner::new(self.tenant, self.user),
+            Target::Relation(id),
+            Action::Created,
+            None,
+            Some(after),
+            &self.change,
+        )
+        .await?;
         written.relations_created += 1;
         for old in replaced {
             let ended = sqlx::query!(
@@ -112,8 +124,7 @@ impl Writer<'_> {
                 let after = json!({"status": "superseded", "valid_to": said.at, "superseded_by": id});
                 record(
                     conn,
-                    self.tenant,
-                    self.user,
+                    Owner::new(self.tenant, self.user),
                     Target::Relation(old),
                     Action::Superseded,
                     None,

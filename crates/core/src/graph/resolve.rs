@@ -12,6 +12,7 @@ use super::EntityType;
 use super::merge::merge;
 use super::store::{Target, Writer, Written, record};
 use crate::memories::Change;
+use engram_base::domain::Owner;
 use engram_base::models::Embedding;
 use engram_language::relations::mention::Mention;
 use engram_language::relations::names::{distinct, normalise};
@@ -143,8 +144,16 @@ impl Writer<'_> {
             .execute(&mut *conn)
             .await?;
         let after = json!({"name": name, "type": kind.as_str(), "aliases": aliases, "is_user": is_user});
-        record(conn, self.tenant, self.user, Target::Entity(id), Action::Created, None, Some(after), &self.change)
-            .await?;
+        record(
+            conn,
+            Owner::new(self.tenant, self.user),
+            Target::Entity(id),
+            Action::Created,
+            None,
+            Some(after),
+            &self.change,
+        )
+        .await?;
         Ok(id)
     }
 
@@ -239,8 +248,16 @@ impl Writer<'_> {
             .await?;
         let (before, after) = (json!({"name": old, "aliases": aliases}), json!({"name": name}));
         let change = Change { reason: "the user said their name".into(), ..self.change.clone() };
-        record(conn, self.tenant, self.user, Target::Entity(me), Action::Updated, Some(before), Some(after), &change)
-            .await?;
+        record(
+            conn,
+            Owner::new(self.tenant, self.user),
+            Target::Entity(me),
+            Action::Updated,
+            Some(before),
+            Some(after),
+            &change,
+        )
+        .await?;
         Ok(())
     }
 }

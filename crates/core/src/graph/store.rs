@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::{Action, Triple};
 use crate::memories::Change;
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Owner, TenantId, UserId};
 use engram_base::models::Embedder;
 use engram_language::relations::names::Aliases;
 
@@ -81,17 +81,16 @@ pub enum Target {
 }
 
 /// One `graph_history` row.
-#[allow(clippy::too_many_arguments)]
 pub async fn record(
     conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     target: Target,
     action: Action,
     before: Option<Value>,
     after: Option<Value>,
     change: &Change,
 ) -> sqlx::Result<()> {
+    let Owner { tenant, user } = owner;
     let (entity, relation) = match target {
         Target::Entity(id) => (Some(id), None),
         Target::Relation(id) => (None, Some(id)),

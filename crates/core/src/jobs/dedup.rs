@@ -19,7 +19,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::memories::lifecycle;
 use engram_base::domain::{TenantId, UserId};
@@ -352,14 +352,14 @@ impl Job for DedupParams {
         &["dedup"]
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         _now: DateTime<Utc>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(candidates(pool, scope))
+        _models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, scope).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -368,12 +368,7 @@ impl Job for DedupParams {
 }
 
 impl InTransaction for DedupParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit, models))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit, models).await
     }
 }

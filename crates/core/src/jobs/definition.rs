@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use std::sync::Arc;
 
-use super::job::{Budget, Job, Models};
+use super::job::{AnyJob, Budget, Models};
 use super::registry::REGISTRY;
 use engram_base::models::{Embedder, Llm, Prompts};
 
@@ -79,7 +79,7 @@ pub struct Definition {
     pub concurrency: usize,
     pub budget: Budget,
     /// What the job does, with its typed parameters.
-    pub job: Arc<dyn Job>,
+    pub job: Arc<dyn AnyJob>,
 }
 
 #[derive(Deserialize)]

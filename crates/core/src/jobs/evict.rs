@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::memories::decay::DecayParams;
 use crate::memories::lifecycle::{self, Eviction};
@@ -117,14 +117,14 @@ impl Job for EvictParams {
         Some(&self.decay)
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         _now: DateTime<Utc>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(candidates(pool, scope))
+        _models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, scope).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -134,12 +134,7 @@ impl Job for EvictParams {
 }
 
 impl InTransaction for EvictParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, _models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit).await
     }
 }

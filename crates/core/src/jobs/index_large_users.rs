@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{Connection, PgConnection, PgPool};
 
-use super::job::{BoxFuture, Candidate, Job, OutsideTransaction, Unit, Units};
+use super::job::{Candidate, Job, OutsideTransaction, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::user_indexes::{self, Indexed};
 use crate::users;
@@ -213,14 +213,14 @@ impl Job for IndexParams {
         Ok(())
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         _now: DateTime<Utc>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(candidates(pool, self, scope))
+        _models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, self, scope).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -229,13 +229,13 @@ impl Job for IndexParams {
 }
 
 impl OutsideTransaction for IndexParams {
-    fn run_outside<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
+    async fn run_outside(
+        &self,
+        pool: &PgPool,
+        unit: &Unit<'_>,
+        models: &Models,
         dry_run: bool,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(pool, self, unit, models.embedder.dims(), dry_run))
+    ) -> anyhow::Result<Counts> {
+        run_unit(pool, self, unit, models.embedder.dims(), dry_run).await
     }
 }

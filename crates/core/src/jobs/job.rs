@@ -48,38 +48,39 @@ pub enum Units<'a> {
     /// Each unit one transaction as its tenant, with its checkpoint; `custom_plans`
     /// when its statements should be planned for each user's size (10 memories or
     /// 100,000: the user's rows or the HNSW index).
-    InTransaction { custom_plans: bool, job: &'a dyn InTransaction },
+    InTransaction { custom_plans: bool, job: &'a dyn AnyInTransaction },
     /// Steps that cannot run in a transaction (index DDL): idempotent, no checkpoints;
     /// a dry run only counts.
-    OutsideTransaction(&'a dyn OutsideTransaction),
+    OutsideTransaction(&'a dyn AnyOutsideTransaction),
 }
 
 /// A job whose units each run in the runner's transaction ([`Units::InTransaction`]).
 pub trait InTransaction: Send + Sync {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>>;
+    fn run_unit(
+        &self,
+        conn: &mut PgConnection,
+        unit: &Unit<'_>,
+        models: &Models,
+    ) -> impl Future<Output = anyhow::Result<Counts>> + Send;
 }
 
 /// A job whose units run on the pool, outside a transaction ([`Units::OutsideTransaction`]).
 pub trait OutsideTransaction: Send + Sync {
-    fn run_outside<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
+    fn run_outside(
+        &self,
+        pool: &PgPool,
+        unit: &Unit<'_>,
+        models: &Models,
         dry_run: bool,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>>;
+    ) -> impl Future<Output = anyhow::Result<Counts>> + Send;
 }
 
 /// One user a job may have work for.
 pub type Candidate = (TenantId, UserId);
 
 /// A job: its parameters (parsed from `[params]` of `jobs/NAME.toml`) and what it
-/// does with them. Register a new one with one line in `jobs/registry.rs`.
+/// does with them, in plain `async fn`s. Register a new one with one line in
+/// `jobs/registry.rs`; the runner holds it as an [`AnyJob`].
 pub trait Job: std::fmt::Debug + Send + Sync {
     /// Checks what serde cannot (ranges, combinations); `concurrency` is the file's.
     fn check(&self, _concurrency: usize) -> Result<(), String> {
@@ -88,27 +89,27 @@ pub trait Job: std::fmt::Debug + Send + Sync {
 
     /// The users this job may have work for, within `scope` (`models`: for work that
     /// depends on the configured models, such as vectors of another model).
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         now: DateTime<Utc>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>>;
+        models: &Models,
+    ) -> impl Future<Output = sqlx::Result<Vec<Candidate>>> + Send;
 
     /// How its units run, and the method that runs one.
     fn units(&self) -> Units<'_>;
 
     /// Work that belongs to no user, done once before the units, in a transaction of
     /// its own (rolled back in a dry run).
-    fn before_units<'a>(
-        &'a self,
-        _conn: &'a mut PgConnection,
-        _scope: &'a Scope,
+    fn before_units(
+        &self,
+        _conn: &mut PgConnection,
+        _scope: &Scope,
         _run_id: Uuid,
         _now: DateTime<Utc>,
-    ) -> BoxFuture<'a, sqlx::Result<Counts>> {
-        Box::pin(async { Ok(Counts::default()) })
+    ) -> impl Future<Output = sqlx::Result<Counts>> + Send {
+        async { Ok(Counts::default()) }
     }
 
     /// The prompts (`jobs/prompts/NAME.md`) its LLM path sends, checked at startup when
@@ -120,6 +121,111 @@ pub trait Job: std::fmt::Debug + Send + Sync {
     /// The decay this job scores memories with, which lookups then rank by too.
     fn ranking_decay(&self) -> Option<&DecayParams> {
         None
+    }
+}
+
+/// A [`Job`] as the registry and the runner hold it, behind `dyn`: the one place its
+/// futures are boxed, for every job at once.
+pub trait AnyJob: std::fmt::Debug + Send + Sync {
+    fn check(&self, concurrency: usize) -> Result<(), String>;
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        now: DateTime<Utc>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>>;
+    fn units(&self) -> Units<'_>;
+    fn before_units<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        scope: &'a Scope,
+        run_id: Uuid,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Counts>>;
+    fn prompts(&self) -> &'static [&'static str];
+    fn ranking_decay(&self) -> Option<&DecayParams>;
+}
+
+impl<J: Job> AnyJob for J {
+    fn check(&self, concurrency: usize) -> Result<(), String> {
+        Job::check(self, concurrency)
+    }
+
+    fn candidates<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        scope: &'a Scope,
+        now: DateTime<Utc>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
+        Box::pin(Job::candidates(self, pool, scope, now, models))
+    }
+
+    fn units(&self) -> Units<'_> {
+        Job::units(self)
+    }
+
+    fn before_units<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        scope: &'a Scope,
+        run_id: Uuid,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, sqlx::Result<Counts>> {
+        Box::pin(Job::before_units(self, conn, scope, run_id, now))
+    }
+
+    fn prompts(&self) -> &'static [&'static str] {
+        Job::prompts(self)
+    }
+
+    fn ranking_decay(&self) -> Option<&DecayParams> {
+        Job::ranking_decay(self)
+    }
+}
+
+/// An [`InTransaction`] behind `dyn`, for [`Units`].
+pub trait AnyInTransaction: Send + Sync {
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>>;
+}
+
+impl<J: InTransaction> AnyInTransaction for J {
+    fn run_unit<'a>(
+        &'a self,
+        conn: &'a mut PgConnection,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(InTransaction::run_unit(self, conn, unit, models))
+    }
+}
+
+/// An [`OutsideTransaction`] behind `dyn`, for [`Units`].
+pub trait AnyOutsideTransaction: Send + Sync {
+    fn run_outside<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+        dry_run: bool,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>>;
+}
+
+impl<J: OutsideTransaction> AnyOutsideTransaction for J {
+    fn run_outside<'a>(
+        &'a self,
+        pool: &'a PgPool,
+        unit: &'a Unit<'a>,
+        models: &'a Models,
+        dry_run: bool,
+    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
+        Box::pin(OutsideTransaction::run_outside(self, pool, unit, models, dry_run))
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::runs;
 use super::{Counts, Models, Scope};
 use crate::ingest;
@@ -114,24 +114,24 @@ pub async fn old_runs(
 }
 
 impl Job for PurgeParams {
-    fn before_units<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        scope: &'a Scope,
+    async fn before_units(
+        &self,
+        conn: &mut PgConnection,
+        scope: &Scope,
         run_id: Uuid,
         now: DateTime<Utc>,
-    ) -> BoxFuture<'a, sqlx::Result<Counts>> {
-        Box::pin(old_runs(conn, self, scope, run_id, now))
+    ) -> sqlx::Result<Counts> {
+        old_runs(conn, self, scope, run_id, now).await
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         now: DateTime<Utc>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(candidates(pool, self, scope, now))
+        _models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, self, scope, now).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -140,12 +140,7 @@ impl Job for PurgeParams {
 }
 
 impl InTransaction for PurgeParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, _models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit).await
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope, checkpoints, summarize_periods, summarize_sessions};
 use engram_base::domain::{TenantId, UserId};
 use engram_base::stored_texts::{Row, TextColumns};
@@ -228,16 +228,14 @@ impl Job for RedactParams {
         }
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         _now: DateTime<Utc>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(
-            async move { candidates(pool, scope, &crate::ingest::secrets::fingerprint(&models.secret_kinds)).await },
-        )
+        models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, scope, &crate::ingest::secrets::fingerprint(&models.secret_kinds)).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -246,12 +244,7 @@ impl Job for RedactParams {
 }
 
 impl InTransaction for RedactParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit, models))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit, models).await
     }
 }

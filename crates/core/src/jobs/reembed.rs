@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope, summarize_periods, summarize_sessions};
 use engram_base::stored_vectors::VectorColumn;
 
@@ -79,23 +79,21 @@ impl Job for ReembedParams {
         }
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         _now: DateTime<Utc>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(async move {
-            let (tenant, user) = scope.columns();
-            let mut users = Vec::new();
-            for column in COLUMNS {
-                users.extend(column.users(pool, tenant, user, models.embedder.model()).await?);
-            }
-            users.sort();
-            users.dedup();
-            Ok(users)
-        })
+        models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        let (tenant, user) = scope.columns();
+        let mut users = Vec::new();
+        for column in COLUMNS {
+            users.extend(column.users(pool, tenant, user, models.embedder.model()).await?);
+        }
+        users.sort();
+        users.dedup();
+        Ok(users)
     }
 
     fn units(&self) -> Units<'_> {
@@ -104,12 +102,7 @@ impl Job for ReembedParams {
 }
 
 impl InTransaction for ReembedParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit, models))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit, models).await
     }
 }

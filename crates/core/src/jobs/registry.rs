@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use super::job::Job;
+use super::job::{AnyJob, Job};
 use super::{
     dedup, embed_events, evict, extract_facts, index_large_users, purge, redact, reembed, reflect, summarize_periods,
     summarize_sessions,
 };
 
 /// Parses a job's `[params]` into the job.
-pub(crate) type ParseParams = fn(toml::Table) -> Result<Arc<dyn Job>, String>;
+pub(crate) type ParseParams = fn(toml::Table) -> Result<Arc<dyn AnyJob>, String>;
 
 /// Every job engram knows, by the name of its file (`jobs/NAME.toml`), with the parser
 /// of its `[params]`. Adding a job is a file in `src/jobs/` and a line here.
@@ -29,8 +29,8 @@ pub(crate) const REGISTRY: &[(&str, ParseParams)] = &[
 ];
 
 /// A job's `[params]` as its typed parameters; errors carry the `params.` path.
-fn params<T: Job + serde::de::DeserializeOwned + 'static>(table: toml::Table) -> Result<Arc<dyn Job>, String> {
-    typed::<T>(table).map(|params| Arc::new(params) as Arc<dyn Job>)
+fn params<T: Job + serde::de::DeserializeOwned + 'static>(table: toml::Table) -> Result<Arc<dyn AnyJob>, String> {
+    typed::<T>(table).map(|params| Arc::new(params) as Arc<dyn AnyJob>)
 }
 
 /// A job's `[params]` as `T`; errors carry the `params.` path.

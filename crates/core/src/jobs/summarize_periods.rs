@@ -11,7 +11,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::summarize_sessions::select_sentences;
 use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Span, Summary};
@@ -175,14 +175,14 @@ impl Job for PeriodParams {
         &["summarize_period"]
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         now: DateTime<Utc>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(candidates(pool, self, scope, now))
+        _models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, self, scope, now).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -191,12 +191,7 @@ impl Job for PeriodParams {
 }
 
 impl InTransaction for PeriodParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit, models))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit, models).await
     }
 }

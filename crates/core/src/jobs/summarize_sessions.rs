@@ -13,7 +13,7 @@ use serde::Deserialize;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::sessions::summaries::{self, Summary};
 use engram_base::domain::{Role, TenantId, UserId};
@@ -153,24 +153,23 @@ async fn summarize_with_llm(
     }
     let mut summaries = Vec::new();
     for chunk in &chunks {
-        summaries.push(ask(llm, prompt, params, chunk, events.len(), started, last, &budget).await?);
+        summaries.push(ask(llm, prompt, params, chunk, events.len(), (started, last), &budget).await?);
     }
     let summary = match summaries.len() {
         1 => summaries.remove(0),
-        _ => ask(llm, prompt, params, &summaries.join("\n"), events.len(), started, last, &budget).await?,
+        _ => ask(llm, prompt, params, &summaries.join("\n"), events.len(), (started, last), &budget).await?,
     };
     Ok((summary, budget.used()))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The summary of `transcript`, of `event_count` turns said from `started` to `last`.
 async fn ask(
     llm: &engram_base::models::Llm,
     prompt: &Prompt,
     params: &SummarizeParams,
     transcript: &str,
     event_count: usize,
-    started: DateTime<Utc>,
-    last: DateTime<Utc>,
+    (started, last): (DateTime<Utc>, DateTime<Utc>),
     budget: &TokenBudget,
 ) -> anyhow::Result<String> {
     let vars: HashMap<&str, String> = HashMap::from([
@@ -238,14 +237,14 @@ impl Job for SummarizeParams {
         &["summarize_session"]
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         now: DateTime<Utc>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(candidates(pool, self, scope, now))
+        _models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, self, scope, now).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -254,12 +253,7 @@ impl Job for SummarizeParams {
 }
 
 impl InTransaction for SummarizeParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit, models))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit, models).await
     }
 }

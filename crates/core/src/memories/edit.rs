@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{Action, Change, lifecycle};
-use engram_base::domain::{Category, TenantId, UserId};
+use engram_base::domain::{Category, Owner, TenantId, UserId};
 use engram_base::models::Embedding;
 
 /// The fields an edit may change; `None` leaves one as it is.
@@ -22,16 +22,15 @@ pub struct Edit {
 /// Applies `edit` to a memory that is not deleted; a new content comes with its vector
 /// and clears the keyed value (the person's words are now the memory). False when there
 /// is no such memory. Only the fields that change are recorded, before and after.
-#[allow(clippy::too_many_arguments)]
 pub async fn update(
     conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     id: Uuid,
     edit: &Edit,
     vector: Option<(&Embedding, &str)>,
     change: &Change,
 ) -> sqlx::Result<bool> {
+    let Owner { tenant, user } = owner;
     let current: Option<(String, String, f32, bool)> = sqlx::query!(
         "SELECT content, category, importance, pinned FROM memories
           WHERE tenant_id = $1 AND user_id = $2 AND id = $3 AND status <> 'deleted' FOR UPDATE",
@@ -87,7 +86,7 @@ pub async fn update(
     .execute(&mut *conn)
     .await?;
     let (before, after) = (Value::Object(before), Value::Object(after));
-    lifecycle::record(conn, tenant, user, id, Action::Updated, Some(before), Some(after), change).await?;
+    lifecycle::record(conn, Owner::new(tenant, user), id, Action::Updated, Some(before), Some(after), change).await?;
     Ok(true)
 }
 
@@ -165,7 +164,7 @@ pub async fn delete(
     .await?
     .rows_affected();
     for id in &removed.ids {
-        lifecycle::record(conn, tenant, user, *id, Action::Deleted, None, None, change).await?;
+        lifecycle::record(conn, Owner::new(tenant, user), *id, Action::Deleted, None, None, change).await?;
     }
     Ok(removed)
 }
@@ -242,5 +241,14 @@ pub async fn restate(
     sqlx::query!("UPDATE memories SET updated_at = now() WHERE tenant_id = $1 AND id = $2", tenant.as_str(), id)
         .execute(&mut *conn)
         .await?;
-    lifecycle::record(conn, tenant, user, id, Action::Updated, None, Some(json!({"restated": true})), change).await
+    lifecycle::record(
+        conn,
+        Owner::new(tenant, user),
+        id,
+        Action::Updated,
+        None,
+        Some(json!({"restated": true})),
+        change,
+    )
+    .await
 }

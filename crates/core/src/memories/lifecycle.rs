@@ -9,7 +9,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{Action, Status};
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Owner, TenantId, UserId};
 
 /// Who changes a memory and why: `job:<name>` with its run, `key:<id>`, or the source
 /// of a correction.
@@ -27,17 +27,16 @@ impl Change {
 }
 
 /// One history row.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn record(
     conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     memory: Uuid,
     action: Action,
     before: Option<Value>,
     after: Option<Value>,
     change: &Change,
 ) -> sqlx::Result<()> {
+    let Owner { tenant, user } = owner;
     sqlx::query!("INSERT INTO memory_history (tenant_id, id, memory_id, user_id, action, before, after, reason, job_run_id, actor)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", tenant.as_str(), Uuid::now_v7(), memory, user.as_str(), action as _, before, after, &change.reason, change.run_id, &change.actor)
     .execute(conn)
@@ -63,7 +62,16 @@ pub async fn refresh(
     )
     .execute(&mut *conn)
     .await?;
-    record(conn, tenant, user, id, Action::Updated, None, Some(json!({"source_event_ids": [event]})), change).await
+    record(
+        conn,
+        Owner::new(tenant, user),
+        id,
+        Action::Updated,
+        None,
+        Some(json!({"source_event_ids": [event]})),
+        change,
+    )
+    .await
 }
 
 /// A served memory was reported wrong or outdated: its confidence halves (not below
@@ -87,7 +95,7 @@ pub async fn doubt(
     .fetch_one(&mut *conn)
     .await?;
     let (before, after) = (json!({"confidence": before}), json!({"confidence": after}));
-    record(conn, tenant, user, id, Action::Updated, Some(before), Some(after), change).await
+    record(conn, Owner::new(tenant, user), id, Action::Updated, Some(before), Some(after), change).await
 }
 
 /// Folds `other` into `survivor`: the higher importance, all sources, all accesses;
@@ -134,8 +142,7 @@ pub async fn merge(
     let merged_into = json!({"status": Status::Merged, "superseded_by": survivor});
     record(
         conn,
-        tenant,
-        user,
+        Owner::new(tenant, user),
         other,
         Action::Merged,
         Some(json!({"status": Status::Active})),
@@ -144,7 +151,7 @@ pub async fn merge(
     )
     .await?;
     let absorbed = json!({"absorbed": other, "content": content});
-    record(conn, tenant, user, survivor, Action::Updated, None, Some(absorbed), change).await
+    record(conn, Owner::new(tenant, user), survivor, Action::Updated, None, Some(absorbed), change).await
 }
 
 /// Marks `old` superseded by `new` as of `at` (its validity ends there; the row stays
@@ -166,8 +173,16 @@ pub async fn supersede(
         return Ok(false);
     }
     let after = json!({"status": Status::Superseded, "superseded_by": new, "valid_to": at});
-    record(conn, tenant, user, old, Action::Superseded, Some(json!({"status": Status::Active})), Some(after), change)
-        .await?;
+    record(
+        conn,
+        Owner::new(tenant, user),
+        old,
+        Action::Superseded,
+        Some(json!({"status": Status::Active})),
+        Some(after),
+        change,
+    )
+    .await?;
     Ok(true)
 }
 
@@ -191,7 +206,7 @@ pub async fn evict(
         return Ok(false);
     }
     let (before, after) = (json!({"status": Status::Active}), json!({"status": Status::Evicted}));
-    record(conn, tenant, user, id, Action::Evicted, Some(before), Some(after), change).await?;
+    record(conn, Owner::new(tenant, user), id, Action::Evicted, Some(before), Some(after), change).await?;
     Ok(true)
 }
 

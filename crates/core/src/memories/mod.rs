@@ -20,7 +20,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 pub use engram_base::domain::Kind;
-use engram_base::domain::{Category, TenantId, UserId};
+use engram_base::domain::{Category, Owner, TenantId, UserId};
 use engram_base::models::Embedding;
 
 /// How a key reads in a fact's canonical statement: the words a question about it uses,
@@ -268,7 +268,8 @@ pub async fn insert_from(
     .await?;
     let after = json!({"kind": memory.kind, "category": memory.category, "key": memory.key, "value": memory.value,
                        "content": memory.content, "importance": memory.importance});
-    lifecycle::record(conn, tenant, &memory.user_id, id, Action::Created, None, Some(after), change).await?;
+    lifecycle::record(conn, Owner::new(tenant, &memory.user_id), id, Action::Created, None, Some(after), change)
+        .await?;
     Ok(id)
 }
 
@@ -315,6 +316,6 @@ pub async fn restore(
     .await?;
     let (before, after) = (json!({"status": status}), json!({"status": Status::Active}));
     let change = Change::by(actor, None, "restored by an operator");
-    lifecycle::record(conn, tenant, user, id, Action::Restored, Some(before), Some(after), &change).await?;
+    lifecycle::record(conn, Owner::new(tenant, user), id, Action::Restored, Some(before), Some(after), &change).await?;
     Ok(())
 }

@@ -15,7 +15,7 @@ use super::referents::{self, ResolveError, Turn};
 use super::{Erasure, erase};
 use crate::ingest::rewrite::DELETED;
 use crate::memories::{self, Change, NewMemory};
-use engram_base::domain::{Category, Kind, Role, TenantId, UserId};
+use engram_base::domain::{Category, Kind, Owner, Role, TenantId, UserId};
 use engram_base::models::Embedder;
 use engram_language::forget::{self as requests, values};
 use engram_language::text::sentences;
@@ -36,16 +36,15 @@ pub fn asks_to_forget(text: &str) -> bool {
 
 /// Honours the requests in the user's turns `ids`, oldest first, in the caller's
 /// transaction (which should hold the user's lock alone).
-#[allow(clippy::too_many_arguments)]
 pub async fn honour(
     conn: &mut PgConnection,
     embedder: &Embedder,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     ids: &[Uuid],
     change: &Change,
     graph_scan_limit: i64,
 ) -> Result<Honoured, ResolveError> {
+    let Owner { tenant, user } = owner;
     let mut honoured = Honoured::default();
     for id in ids {
         // Read again: an earlier request may have rewritten it.

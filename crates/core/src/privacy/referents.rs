@@ -27,7 +27,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use engram_base::domain::{Role, TenantId, UserId};
+use engram_base::domain::{Owner, Role, TenantId, UserId};
 use engram_base::models::{Embedder, Embedding, ModelError};
 use engram_language::forget::{self as requests, Request, topics, values};
 use engram_language::text::{is_small_talk, sentences, word_count};
@@ -116,7 +116,8 @@ pub async fn resolve(
         s.gone = values::repeats(&s.text, &found_values);
     }
     let memories =
-        memories_of(conn, embedder, tenant, user, &said, topic, topic_vector.as_ref(), &found_values).await?;
+        memories_of(conn, embedder, Owner::new(tenant, user), &said, topic, topic_vector.as_ref(), &found_values)
+            .await?;
 
     let mut by_turn: BTreeMap<Uuid, Vec<&str>> = BTreeMap::new();
     for s in said.iter().filter(|s| s.gone) {
@@ -320,17 +321,16 @@ async fn candidates(
 }
 
 /// The user's memories that go: from a sentence that goes, or saying the same.
-#[allow(clippy::too_many_arguments)]
 async fn memories_of(
     conn: &mut PgConnection,
     embedder: &Embedder,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     said: &[Said<'_>],
     topic: &str,
     topic_vector: Option<&Embedding>,
     found_values: &[String],
 ) -> Result<Vec<Uuid>, ResolveError> {
+    let Owner { tenant, user } = owner;
     let memories: Vec<MemoryText> = sqlx::query_as!(
         MemoryText,
         "SELECT id, content, source_quote, source_event_ids FROM memories

@@ -12,7 +12,7 @@ use crate::graph::GraphSettings;
 use crate::graph::retrieve::{self, Edge, Reached};
 use crate::graph::snapshot;
 use engram_base::db::lend::Held;
-use engram_base::domain::{ResultKind, TenantId, UserId};
+use engram_base::domain::{Owner, ResultKind, TenantId, UserId};
 use engram_base::models::Embedding;
 use engram_language::when::Window;
 
@@ -53,8 +53,16 @@ pub async fn search(
         Some(row) => retrieve::in_graph(row, text, vector, from_events, &graph.aliases, settings),
         None => {
             let planned = &lookup.lookups.shared_graph;
-            retrieve::start(conn, planned, tenant, query.user, text, vector, from_events, &graph.aliases, settings)
-                .await?
+            retrieve::start(
+                conn,
+                planned,
+                Owner::new(tenant, query.user),
+                (text, vector),
+                from_events,
+                &graph.aliases,
+                settings,
+            )
+            .await?
         }
     };
     if start.seeds.is_empty() {
@@ -63,8 +71,7 @@ pub async fn search(
     let edges: Option<Vec<Edge>> = row.as_ref().map(|row| row.relations.iter().map(Edge::from).collect());
     let steps = retrieve::walk(
         conn,
-        tenant,
-        query.user,
+        Owner::new(tenant, query.user),
         &start.seeds,
         settings.max_depth,
         settings,

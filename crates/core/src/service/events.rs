@@ -12,7 +12,7 @@ use crate::privacy::forget;
 use crate::privacy::referents::ResolveError;
 use engram_base::auth::Principal;
 use engram_base::db::begin_tenant_tx;
-use engram_base::domain::{NewEvent, Role, UserId};
+use engram_base::domain::{NewEvent, Owner, Role, UserId};
 
 /// Stores validated events: handed to the embedder, corrections counted, and a request
 /// to forget honoured at once.
@@ -83,7 +83,7 @@ async fn honour(state: &AppState, principal: &Principal, user: &UserId, ids: &[U
     crate::users::hold_exclusively(&mut tx, &principal.tenant, user).await?;
     let change = Change::by(principal.actor(), None, "the user asked to forget it");
     let limit = state.graph.settings.scan_limit;
-    let honoured = forget::honour(&mut tx, &state.embedder, &principal.tenant, user, ids, &change, limit)
+    let honoured = forget::honour(&mut tx, &state.embedder, Owner::new(&principal.tenant, user), ids, &change, limit)
         .await
         .map_err(|err| match err {
             ResolveError::Database(err) => Error::from(err),

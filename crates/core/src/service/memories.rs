@@ -16,7 +16,7 @@ use crate::memories::{self, Change, HistoryEntry, ListFilter, Memory, NewMemory,
 use crate::privacy::{self, Erasure};
 use engram_base::auth::Principal;
 use engram_base::db::begin_tenant_tx;
-use engram_base::domain::{Category, Cursor, Kind, MemoryId, UserId, ValidationError};
+use engram_base::domain::{Category, Cursor, Kind, MemoryId, Owner, UserId, ValidationError};
 
 /// An explicit memory this similar to an active one of the user is that memory again.
 const DUPLICATE_SIMILARITY: f64 = 0.92;
@@ -313,7 +313,7 @@ pub async fn update(
     crate::users::hold(&mut tx, &principal.tenant, &[user.as_str()]).await?;
     let model = state.embedder.model().to_owned();
     let vector = vector.as_ref().map(|v| (v, model.as_str()));
-    if !edit::update(&mut tx, &principal.tenant, &user, id, &edit, vector, &change).await? {
+    if !edit::update(&mut tx, Owner::new(&principal.tenant, &user), id, &edit, vector, &change).await? {
         return Err(Error::NotFound(format!("no memory {id} for this user")));
     }
     let detail = read_detail(state, &mut tx, principal, &user, id).await?;

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::graph::GraphSettings;
 use crate::graph::snapshot::{Entity, UserGraph};
 use engram_base::db::lend::{Held, LendingPool};
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::Owner;
 use engram_base::models::Embedding;
 use engram_language::relations::names::{Aliases, normalise, similarity, trigrams};
 
@@ -93,18 +93,16 @@ fn nearest(dims: usize) -> String {
 /// relations of the best results' turns are looked up on a connection of `planned`, which
 /// plans each statement for its values: a generic plan reads all of a large user's
 /// entities or relations for them.
-#[allow(clippy::too_many_arguments)]
 pub async fn start(
     conn: &mut PgConnection,
     planned: &LendingPool,
-    tenant: &TenantId,
-    user: &UserId,
-    query: &str,
-    vector: Option<&Embedding>,
+    owner: Owner<'_>,
+    (query, vector): (&str, Option<&Embedding>),
     from_events: &[Uuid],
     aliases: &Aliases,
     settings: &GraphSettings,
 ) -> sqlx::Result<Start> {
+    let Owner { tenant, user } = owner;
     let names = names_in(query, aliases);
     // The entities the query names in full (`$3`: [`names_in`]), by normal form or alias,
     // each branch through its own index, with the names they are matched by in a query:
@@ -127,7 +125,7 @@ pub async fn start(
     let long: Vec<&String> = names.iter().filter(|n| n.chars().count() >= 4 && n.is_ascii()).collect();
     let mut own = Held::new(planned);
     if found.is_empty() {
-        let ways = one_by_one(conn, &mut own, tenant, user, &names, &long, vector, settings).await?;
+        let ways = one_by_one(conn, &mut own, Owner::new(tenant, user), &names, &long, vector, settings).await?;
         take(ways, settings, &mut found, &mut seed_names);
     }
     if !from_events.is_empty() {
@@ -255,17 +253,16 @@ impl Way {
 /// The seeds of a query that names no entity in full for a user with many edges, a
 /// statement per way and each only when the surer ones found nothing; a misspelt name on
 /// the connection `own` (planned for its values).
-#[allow(clippy::too_many_arguments)]
 async fn one_by_one(
     conn: &mut PgConnection,
     own: &mut Held<'_>,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     names: &[String],
     long: &[&String],
     vector: Option<&Embedding>,
     settings: &GraphSettings,
 ) -> sqlx::Result<Vec<Way>> {
+    let Owner { tenant, user } = owner;
     // People by their first name among `$3` ("Sam" for Sam Carter).
     let people: Vec<(Uuid, Vec<String>)> = sqlx::query!(
         r#"SELECT id, aliases || norm_name || split_part(norm_name, ' ', 1) AS "names!" FROM entities

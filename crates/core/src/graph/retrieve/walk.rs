@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::seeds::Seed;
 use super::validity;
 use crate::graph::GraphSettings;
-use engram_base::domain::{TenantId, UserId};
+use engram_base::domain::{Owner, TenantId, UserId};
 
 /// An edge as a walk follows it.
 #[derive(Debug, Clone, Copy, sqlx::FromRow)]
@@ -62,17 +62,16 @@ struct Walker {
 /// `graph.max_relations` are reached. Through the database a hop reads the edges of only
 /// as many entities as the relations still wanted need, then more if they fall short: a
 /// last hop that fills two places reads one or two entities' edges, not forty.
-#[allow(clippy::too_many_arguments)]
 pub async fn walk(
     conn: &mut PgConnection,
-    tenant: &TenantId,
-    user: &UserId,
+    owner: Owner<'_>,
     seeds: &[Seed],
     depth: u8,
     settings: &GraphSettings,
     as_of: Option<DateTime<Utc>>,
     edges: Option<&[Edge]>,
 ) -> sqlx::Result<Vec<Step>> {
+    let Owner { tenant, user } = owner;
     let budget = settings.max_relations.max(0) as usize;
     let mut adjacent = edges.map(Adjacency::of).unwrap_or_default();
     // The entities whose edges were read so far (sorted), when they are read hop by hop.

@@ -13,6 +13,7 @@ use super::super::{Counts, Models};
 use super::{Event, ExtractParams};
 use crate::graph::Extracted;
 use crate::graph::store::{Said, Writer};
+use engram_base::domain::Owner;
 use engram_language::relations::extract::extract as by_rules;
 use engram_language::relations::mention::{Discourse, is_chinese};
 use engram_language::text::sentences;
@@ -58,8 +59,7 @@ pub(super) async fn extract(
         counts.add("graph_llm_calls", 1);
         let found = crate::graph::llm::extract(
             conn,
-            unit.tenant,
-            unit.user,
+            Owner::new(unit.tenant, unit.user),
             llm,
             &models.prompts,
             graph,

@@ -23,10 +23,10 @@ mod llm;
 mod store;
 
 use super::checkpoints;
-use super::job::{BoxFuture, Candidate, InTransaction, Job, Unit, Units};
+use super::job::{Candidate, InTransaction, Job, Unit, Units};
 use super::{Counts, Models, Scope};
 use crate::privacy::forget;
-use engram_base::domain::{Category, Role, TenantId, UserId};
+use engram_base::domain::{Category, Owner, Role, TenantId, UserId};
 use engram_language::facts::{self, Found};
 use engram_language::secrets::{redact, sensitive_kinds};
 use engram_language::text::sentences;
@@ -155,7 +155,8 @@ pub async fn run_unit(
     if !asks.is_empty() {
         let change = unit.change("the user asked to forget it");
         let limit = models.graph.settings.scan_limit;
-        let honoured = forget::honour(conn, embedder, unit.tenant, unit.user, &asks, &change, limit).await?;
+        let honoured =
+            forget::honour(conn, embedder, Owner::new(unit.tenant, unit.user), &asks, &change, limit).await?;
         counts.add("forget_requests", honoured.requests as i64);
         counts.add("forgotten_memories", honoured.counts.get("memories").copied().unwrap_or(0) as i64);
         counts.add("forgotten_turns", honoured.counts.get("events_redacted").copied().unwrap_or(0) as i64);
@@ -273,14 +274,14 @@ impl Job for ExtractParams {
         &["extract_facts", "extract_graph"]
     }
 
-    fn candidates<'a>(
-        &'a self,
-        pool: &'a PgPool,
-        scope: &'a Scope,
+    async fn candidates(
+        &self,
+        pool: &PgPool,
+        scope: &Scope,
         _now: DateTime<Utc>,
-        _models: &'a Models,
-    ) -> BoxFuture<'a, sqlx::Result<Vec<Candidate>>> {
-        Box::pin(candidates(pool, scope))
+        _models: &Models,
+    ) -> sqlx::Result<Vec<Candidate>> {
+        candidates(pool, scope).await
     }
 
     fn units(&self) -> Units<'_> {
@@ -289,12 +290,7 @@ impl Job for ExtractParams {
 }
 
 impl InTransaction for ExtractParams {
-    fn run_unit<'a>(
-        &'a self,
-        conn: &'a mut PgConnection,
-        unit: &'a Unit<'a>,
-        models: &'a Models,
-    ) -> BoxFuture<'a, anyhow::Result<Counts>> {
-        Box::pin(run_unit(conn, self, unit, models))
+    async fn run_unit(&self, conn: &mut PgConnection, unit: &Unit<'_>, models: &Models) -> anyhow::Result<Counts> {
+        run_unit(conn, self, unit, models).await
     }
 }

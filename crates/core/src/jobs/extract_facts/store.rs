@@ -16,7 +16,10 @@ use engram_language::facts::{self, Found};
 
 /// Stores one found fact, resolving it against what the user's memory already holds;
 /// returns the action taken and the memory that holds the fact.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one fact's whole context: the job, its unit and turn, what it resolves and corrects"
+)]
 pub(super) async fn store(
     conn: &mut PgConnection,
     params: &ExtractParams,
