@@ -89,7 +89,7 @@ function searchResults(user, found, explain) {
     found.results.length ? el('table', { id: 'search-results', class: 'grid results' },
       el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))),
       el('tbody', {}, found.results.map((r, i) => el('tr', { 'data-result-id': r.id },
-        el('td', { class: 'n' }, i + 1), el('td', {}, badge(r.kind), r.category ? el('div', { class: 'small muted' }, r.category) : null),
+        el('td', { class: 'n' }, i + 1), el('td', {}, badge(r.kind), (r.category ?? r.predicate) ? el('div', { class: 'small muted' }, r.category ?? r.predicate) : null),
         el('td', { class: 'content' }, el('div', { class: 'result-content' }, ['fact', 'insight'].includes(r.kind)
           ? el('a', { href: `#/users/${encodeURIComponent(user)}/memories/${r.id}` }, r.content) : r.content),
           r.path && r.path !== r.content ? el('div', { class: 'small muted' }, r.path) : null,
